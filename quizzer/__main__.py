@@ -1,0 +1,3 @@
+from quizzer.cli.main import run
+
+run()

@@ -1,0 +1,1 @@
+"""The question bank: schema, loading, validation and selection."""

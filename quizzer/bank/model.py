@@ -1,0 +1,183 @@
+"""Domain objects of the bank: what the rest of quizzer sees (never YAML, never ORM rows)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DIFFICULTY_RANK = {"easy": 0, "medium": 1, "hard": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Company:
+    id: str
+    name: str
+    tier: str
+    interviews: int
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    id: str
+    name: str
+    interviews: int
+
+
+@dataclass(frozen=True, slots=True)
+class Theme:
+    id: str
+    topic: str
+    text: str
+    coding: bool
+    interviews: int
+    asked_by: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Interview:
+    id: str
+    company: str
+    tier: str
+    type: str
+    round: str | None
+    themes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    title: str
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    id: str
+    topic: str
+    difficulty: str
+    question: str
+    answer: str
+    key_points: tuple[str, ...]
+    follow_ups: tuple[str, ...] = ()
+    references: tuple[Reference, ...] = ()
+    themes: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    exercise: str | None = None
+    explicit_companies: tuple[str, ...] = ()
+    # Derived from the interview data: company id -> write-ups that asked one of the themes.
+    asked_by: dict[str, int] = field(default_factory=dict)
+    interviews: tuple[str, ...] = ()
+    source: str = ""
+    line: int = 0
+
+    @property
+    def companies(self) -> tuple[str, ...]:
+        """Companies that ask this question, most frequent first."""
+        return tuple(sorted(self.asked_by, key=lambda c: (-self.asked_by[c], c)))
+
+    @property
+    def times_asked(self) -> int:
+        return len(self.interviews)
+
+    def asked_by_any(self, companies: Iterable[str]) -> int:
+        return sum(self.asked_by.get(c, 0) for c in companies)
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Which questions a command works on; empty means no restriction."""
+
+    companies: tuple[str, ...] = ()
+    topics: tuple[str, ...] = ()
+    tiers: tuple[str, ...] = ()
+    interview: str | None = None
+    difficulties: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (
+            self.companies or self.topics or self.tiers or self.interview or self.difficulties
+        )
+
+
+@dataclass(slots=True)
+class Bank:
+    companies: dict[str, Company]
+    topics: dict[str, Topic]
+    themes: dict[str, Theme]
+    interviews: dict[str, Interview]
+    questions: dict[str, Question]
+    exercises: dict[str, str] = field(default_factory=dict)  # name -> ready | planned
+    aliases: dict[str, str] = field(default_factory=dict)  # old id -> current id
+
+    def resolve(self, question_id: str) -> str | None:
+        if question_id in self.questions:
+            return question_id
+        return self.aliases.get(question_id)
+
+    def get(self, question_id: str) -> Question | None:
+        resolved = self.resolve(question_id)
+        return self.questions.get(resolved) if resolved else None
+
+    def tier_of(self, question: Question) -> set[str]:
+        return {self.companies[c].tier for c in question.asked_by if c in self.companies}
+
+    def select(self, filters: Filters) -> list[Question]:
+        """Questions matching every given filter, in bank order."""
+        allowed_themes: set[str] | None = None
+        if filters.interview:
+            allowed_themes = set(self.interviews[filters.interview].themes)
+        out = []
+        for q in self.questions.values():
+            if filters.topics and q.topic not in filters.topics:
+                continue
+            if filters.difficulties and q.difficulty not in filters.difficulties:
+                continue
+            if filters.companies and not any(c in q.asked_by for c in filters.companies):
+                continue
+            if filters.tiers and not (self.tier_of(q) & set(filters.tiers)):
+                continue
+            if allowed_themes is not None and not allowed_themes.intersection(q.themes):
+                continue
+            out.append(q)
+        return out
+
+    def rank_new(self, questions: Sequence[Question], companies: Sequence[str]) -> list[Question]:
+        """New-card order: most asked by the chosen companies (or by anyone), easier first."""
+
+        def key(q: Question) -> tuple[int, int, str]:
+            asked = q.asked_by_any(companies) if companies else q.times_asked
+            return (-asked, DIFFICULTY_RANK.get(q.difficulty, 1), q.id)
+
+        return sorted(questions, key=key)
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "questions": len(self.questions),
+            "companies": len(self.companies),
+            "topics": len(self.topics),
+            "themes": len(self.themes),
+            "interviews": len(self.interviews),
+        }
+
+
+def asked_by_for(themes: Iterable[str], interviews: Iterable[Interview]) -> tuple[Counter, list]:
+    """Each write-up that asked any of `themes` counts once for its company."""
+    wanted = set(themes)
+    counter: Counter[str] = Counter()
+    ids = []
+    for interview in interviews:
+        if wanted.intersection(interview.themes):
+            counter[interview.company] += 1
+            ids.append(interview.id)
+    return counter, ids
+
+
+def source_label(path: Path, root: Path | None) -> str:
+    if root is not None:
+        try:
+            return str(path.relative_to(root.parent))
+        except ValueError:
+            pass
+    return str(path)

@@ -1,0 +1,1 @@
+"""The `quizzer` command line: thin commands over the core services."""

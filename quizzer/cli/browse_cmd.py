@@ -1,0 +1,132 @@
+"""`quizzer list` and `quizzer show`: plain, scriptable terminal output."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import click
+from rich.markdown import Markdown
+from rich.panel import Panel
+from rich.table import Table
+
+from quizzer.bank.model import Bank, Question
+from quizzer.cli.common import check_ids, console, filter_options, make_filters, state
+
+SORTS = ("asked", "id", "topic", "difficulty")
+
+
+def asked_label(bank: Bank, question: Question, top: int = 3) -> str:
+    if not question.asked_by:
+        return "-"
+    names = [
+        f"{bank.companies[c].name}"
+        + (f" x{question.asked_by[c]}" if question.asked_by[c] > 1 else "")
+        for c in question.companies[:top]
+        if c in bank.companies
+    ]
+    more = len(question.asked_by) - top
+    return ", ".join(names) + (f" +{more}" if more > 0 else "")
+
+
+def _sorted(questions: Sequence[Question], sort: str) -> list[Question]:
+    keys = {
+        "asked": lambda q: (-q.times_asked, q.id),
+        "id": lambda q: q.id,
+        "topic": lambda q: (q.topic, q.id),
+        "difficulty": lambda q: ({"easy": 0, "medium": 1, "hard": 2}[q.difficulty], q.id),
+    }
+    return sorted(questions, key=keys[sort])
+
+
+def _as_json(bank: Bank, question: Question) -> dict[str, object]:
+    return {
+        "id": question.id,
+        "topic": question.topic,
+        "difficulty": question.difficulty,
+        "question": question.question,
+        "themes": list(question.themes),
+        "asked_by": dict(sorted(question.asked_by.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "times_asked": question.times_asked,
+        "tiers": sorted(bank.tier_of(question)),
+        "exercise": question.exercise,
+    }
+
+
+@click.command("list")
+@filter_options
+@click.option("--due", is_flag=True, help="Only what a study session would show now, in order.")
+@click.option("--sort", type=click.Choice(SORTS), default=None, help="Order (default: asked).")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Show at most N.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.pass_context
+def list_cmd(
+    ctx: click.Context,
+    due: bool,
+    sort: str | None,
+    limit: int | None,
+    as_json: bool,
+    **filter_args: object,
+) -> None:
+    """List questions, with who asks them and how often."""
+    app = state(ctx)
+    bank = app.bank
+    filters = make_filters(bank, **filter_args)  # type: ignore[arg-type]
+    if due:
+        ids = app.review_service().queue(filters)
+        questions = [bank.questions[i] for i in ids]
+        if sort:
+            questions = _sorted(questions, sort)
+    else:
+        questions = _sorted(bank.select(filters), sort or "asked")
+    questions = questions[:limit] if limit else questions
+    if as_json:
+        click.echo(json.dumps([_as_json(bank, q) for q in questions], indent=2))
+        return
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in ("id", "topic", "diff", "asked", "question"):
+        table.add_column(column, no_wrap=True, overflow="fold" if column == "id" else "ellipsis")
+    for q in questions:
+        asked = f"{q.times_asked:>2}  {asked_label(bank, q, top=2)}" if q.times_asked else "-"
+        table.add_row(q.id, q.topic, q.difficulty[0].upper(), asked, q.question)
+    console.print(table)
+    console.print(f"{len(questions)} question(s)", style="dim")
+
+
+@click.command("show")
+@click.argument("question_id")
+@click.pass_context
+def show_cmd(ctx: click.Context, question_id: str) -> None:
+    """Show one question with its model answer."""
+    bank = state(ctx).bank
+    resolved = bank.resolve(question_id)
+    if resolved is None:
+        check_ids("question", [question_id], bank.questions)
+    question = bank.questions[resolved or question_id]
+    topic = bank.topics[question.topic].name
+    console.print(
+        Panel(question.question, title=question.id, subtitle=f"{topic} · {question.difficulty}")
+    )
+    if question.times_asked:
+        console.print(
+            f"Asked in {question.times_asked} interview(s): {asked_label(bank, question, 6)}"
+        )
+    console.print(Markdown(question.answer))
+    console.print("\n[bold]Key points[/bold]")
+    for point in question.key_points:
+        console.print(f"  ☐ {point}", markup=False)
+    if question.follow_ups:
+        console.print("\n[bold]Follow-ups[/bold]")
+        for follow in question.follow_ups:
+            console.print(f"  • {follow}", markup=False)
+    if question.references:
+        console.print("\n[bold]References[/bold]")
+        for ref in question.references:
+            console.print(f"  {ref.title} — {ref.url}", markup=False)
+    if question.exercise:
+        console.print(f"\nExercise: quizzer exercise {question.exercise}")
+
+
+def register(group: click.Group) -> None:
+    group.add_command(list_cmd)
+    group.add_command(show_cmd)

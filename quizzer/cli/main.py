@@ -1,0 +1,87 @@
+"""Entry point: global options, sub-commands, and the one place errors become messages."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from quizzer import __version__
+from quizzer.cli.common import err_console
+from quizzer.cli.context import AppContext, Settings
+
+
+@click.group(
+    name="quizzer",
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.option(
+    "--db", metavar="URL", help="SQLAlchemy database URL (default: $QUIZZER_DB or a local file)."
+)
+@click.option(
+    "--bank",
+    "banks",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="An extra folder of question files (repeatable).",
+)
+@click.version_option(__version__, "--version", prog_name="quizzer", message="%(prog)s %(version)s")
+@click.pass_context
+def cli(ctx: click.Context, db: str | None, banks: tuple[Path, ...]) -> None:
+    """Spaced repetition and graded exercises for AI-infrastructure interviews.
+
+    Run without a command to open the study app.
+    """
+    ctx.obj = AppContext(Settings(db_url=db, extra_banks=banks))
+    if ctx.invoked_subcommand is None:
+        from quizzer.cli.study_cmd import launch
+
+        launch(ctx.obj, home=True)
+
+
+def _register() -> None:
+    from quizzer.cli import bank_cmd, browse_cmd, study_cmd
+
+    for module in (bank_cmd, browse_cmd, study_cmd):
+        module.register(cli)
+
+
+def entry(argv: list[str] | None = None) -> int:
+    """Run the CLI and return the exit code; expected failures become one line on stderr."""
+    from quizzer.errors import QuizzerError
+
+    _register()
+    try:
+        cli.main(args=argv, prog_name="quizzer", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code or 0
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        err_console.print("aborted")
+        return 130
+    except QuizzerError as exc:
+        err_console.print(f"error: {exc}", markup=False)
+        return exc.exit_code
+    except Exception as exc:  # database and OS errors the user can cause
+        message = _describe(exc)
+        if message is None:
+            raise
+        err_console.print(f"error: {message}", markup=False)
+        return 2
+    return 0
+
+
+def run() -> None:
+    sys.exit(entry())
+
+
+def _describe(exc: Exception) -> str | None:
+    from quizzer.db.errors import describe_db_error
+
+    if isinstance(exc, OSError):
+        return f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)
+    return describe_db_error(exc)

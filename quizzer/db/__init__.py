@@ -1,0 +1,1 @@
+"""Storage: ORM rows, the UTC column type, engine setup and migrations."""

@@ -1,0 +1,107 @@
+"""Rows to and from fsrs objects and the domain dataclasses screens use."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from fsrs import Card, Scheduler, State
+
+from quizzer.bank.model import Question
+from quizzer.db.models import CardRow
+from quizzer.review.model import STATE_NAMES, CardInfo
+
+_SNAPSHOT_FIELDS = (
+    "state",
+    "step",
+    "stability",
+    "difficulty",
+    "due",
+    "last_review",
+    "reps",
+    "lapses",
+    "suspended",
+    "buried_until",
+    "leech",
+    "created_at",
+)
+
+
+def to_fsrs(row: CardRow | None, now: datetime) -> Card:
+    """The fsrs card for a row; a missing or never-reviewed row is a fresh card due now."""
+    if row is None or row.last_review is None:
+        return Card(card_id=1, state=State.Learning, step=0, due=now)
+    return Card(
+        card_id=1,
+        state=State(row.state),
+        step=row.step,
+        stability=row.stability,
+        difficulty=row.difficulty,
+        due=row.due,
+        last_review=row.last_review,
+    )
+
+
+def apply_fsrs(row: CardRow, card: Card) -> None:
+    row.state = int(card.state)
+    row.step = card.step
+    row.stability = card.stability
+    row.difficulty = card.difficulty
+    row.due = card.due
+    row.last_review = card.last_review
+
+
+def new_row(question_id: str, now: datetime) -> CardRow:
+    return CardRow(
+        question_id=question_id,
+        state=int(State.Learning),
+        step=0,
+        due=now,
+        reps=0,
+        lapses=0,
+        suspended=False,
+        leech=False,
+        created_at=now,
+    )
+
+
+def snapshot(row: CardRow) -> str:
+    """Every column of a card row as JSON, so undo can restore it exactly."""
+    data: dict[str, Any] = {}
+    for name in _SNAPSHOT_FIELDS:
+        value = getattr(row, name)
+        data[name] = value.isoformat() if isinstance(value, datetime) else value
+    return json.dumps(data)
+
+
+def restore(row: CardRow, text: str) -> None:
+    data = json.loads(text)
+    for name in _SNAPSHOT_FIELDS:
+        value = data.get(name)
+        if name in ("due", "last_review", "buried_until", "created_at") and value is not None:
+            value = datetime.fromisoformat(value)
+        setattr(row, name, value)
+
+
+def card_info(
+    question: Question, row: CardRow | None, scheduler: Scheduler, now: datetime
+) -> CardInfo:
+    started = row is not None and row.last_review is not None
+    retrievability = None
+    if started and row is not None:
+        retrievability = scheduler.get_card_retrievability(to_fsrs(row, now), now)
+    return CardInfo(
+        question=question,
+        state=STATE_NAMES[row.state if started and row is not None else None],
+        due=row.due if started and row is not None else None,
+        last_review=row.last_review if row else None,
+        stability=row.stability if started and row is not None else None,
+        difficulty=row.difficulty if started and row is not None else None,
+        retrievability=retrievability,
+        reps=row.reps if row else 0,
+        lapses=row.lapses if row else 0,
+        suspended=bool(row and row.suspended),
+        buried_until=row.buried_until if row else None,
+        leech=bool(row and row.leech),
+    )

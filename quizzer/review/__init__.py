@@ -1,0 +1,1 @@
+"""Scheduling: the review service, its clock and the domain objects screens use."""

@@ -1,0 +1,105 @@
+"""The few queries that must stay fast on a large history (indexed, ordered in SQL)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Float, Select, func, literal, or_, select
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.orm import Session
+from sqlalchemy.sql.expression import ColumnElement, FunctionElement
+
+from quizzer.db.models import CardRow, ReviewRow
+from quizzer.db.types import UTCDateTime
+
+
+class elapsed_days(FunctionElement[float]):
+    """Days between a UTC timestamp column and a bound `now`, in the database's own terms."""
+
+    type = Float()
+    inherit_cache = True
+
+
+@compiles(elapsed_days, "sqlite")
+def _elapsed_sqlite(element: elapsed_days, compiler: Any, **kw: Any) -> str:
+    column, now = element.clauses
+    return (
+        f"(julianday({compiler.process(now, **kw)}) - julianday({compiler.process(column, **kw)}))"
+    )
+
+
+@compiles(elapsed_days)
+def _elapsed_default(element: elapsed_days, compiler: Any, **kw: Any) -> str:
+    column, now = element.clauses
+    return (
+        f"(EXTRACT(EPOCH FROM ({compiler.process(now, **kw)} - "
+        f"{compiler.process(column, **kw)})) / 86400.0)"
+    )
+
+
+def _available(now: datetime) -> list[ColumnElement[bool]]:
+    return [
+        CardRow.suspended.is_(False),
+        or_(CardRow.buried_until.is_(None), CardRow.buried_until <= now),
+    ]
+
+
+def due_query(now: datetime, ids: Collection[str] | None, limit: int | None) -> Select:
+    """Started cards due by `now`, lowest retrievability first.
+
+    Retrievability falls monotonically with elapsed time over stability for every card
+    under one scheduler, so ordering by that ratio in SQL gives the FSRS order exactly.
+    """
+    ratio = elapsed_days(CardRow.last_review, literal(now, UTCDateTime()))
+    query = (
+        select(CardRow.question_id)
+        .where(CardRow.due <= now, CardRow.last_review.is_not(None), *_available(now))
+        .order_by((ratio / func.coalesce(CardRow.stability, 1e-6)).desc(), CardRow.question_id)
+    )
+    if ids is not None:
+        query = query.where(CardRow.question_id.in_(ids))
+    if limit is not None:
+        query = query.limit(limit)
+    return query
+
+
+def due_ids(
+    session: Session, now: datetime, ids: Collection[str] | None, limit: int | None
+) -> list[str]:
+    return list(session.scalars(due_query(now, ids, limit)))
+
+
+def count_due(session: Session, now: datetime, ids: Collection[str] | None) -> int:
+    query = (
+        select(func.count())
+        .select_from(CardRow)
+        .where(CardRow.due <= now, CardRow.last_review.is_not(None), *_available(now))
+    )
+    if ids is not None:
+        query = query.where(CardRow.question_id.in_(ids))
+    return int(session.scalar(query) or 0)
+
+
+def not_new_ids(session: Session, now: datetime) -> set[str]:
+    """Cards that are started, suspended or buried: never offered as new."""
+    query = select(CardRow.question_id).where(
+        or_(
+            CardRow.last_review.is_not(None),
+            CardRow.suspended.is_(True),
+            CardRow.buried_until > now,
+        )
+    )
+    return set(session.scalars(query))
+
+
+def counts_since(session: Session, start: datetime) -> tuple[int, int]:
+    """(reviews of started cards, new cards introduced) since `start`."""
+    rows = session.execute(
+        select(ReviewRow.state_before.is_(None), func.count())
+        .where(ReviewRow.reviewed_at >= start)
+        .group_by(ReviewRow.state_before.is_(None))
+    ).all()
+    counts = {bool(is_new): int(n) for is_new, n in rows}
+    return counts.get(False, 0), counts.get(True, 0)

@@ -1,0 +1,272 @@
+"""The review service: the only way screens and commands read or change the schedule.
+
+One database session per unit of work; every rating is committed before it returns, so
+a killed process loses nothing already rated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import timedelta
+
+from fsrs import Rating as FsrsRating
+from fsrs import Scheduler, State
+from sqlalchemy import delete, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from quizzer.bank.model import Bank, Filters, Question
+from quizzer.db import converters
+from quizzer.db.models import CardRow, ReviewRow
+from quizzer.errors import UnknownIdError
+from quizzer.review import queries
+from quizzer.review.clock import Clock, DayBoundary, system_clock
+from quizzer.review.model import (
+    STATE_NAMES,
+    CardInfo,
+    DayCounts,
+    HistoryEntry,
+    Limits,
+    Rating,
+    RatingOutcome,
+)
+
+
+class ReviewService:
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        bank: Bank,
+        *,
+        clock: Clock = system_clock,
+        limits: Limits | None = None,
+        scheduler: Scheduler | None = None,
+        day: DayBoundary | None = None,
+    ) -> None:
+        self.sessions = sessions
+        self.bank = bank
+        self.clock = clock
+        self.limits = limits or Limits()
+        self.scheduler = scheduler or Scheduler(desired_retention=self.limits.desired_retention)
+        self.day = day or DayBoundary()
+
+    # -- reading -------------------------------------------------------------------------
+
+    def _question(self, question_id: str) -> Question:
+        question = self.bank.get(question_id)
+        if question is None:
+            raise UnknownIdError(f"unknown question '{question_id}'")
+        return question
+
+    def _ids(self, filters: Filters) -> list[str] | None:
+        if filters.empty:
+            return None
+        return [q.id for q in self.bank.select(filters)]
+
+    def queue(self, filters: Filters = Filters(), *, cram: bool = False) -> list[str]:  # noqa: B008
+        """Question ids to study now: due reviews (lowest retrievability first), then new.
+
+        Daily limits apply unless cramming; cram offers every selected card, schedule aside.
+        """
+        now = self.clock()
+        ids = self._ids(filters)
+        selected = ids if ids is not None else list(self.bank.questions)
+        with self.sessions() as session:
+            if cram:
+                started = queries.due_ids(session, now + timedelta(days=36500), ids, None)
+                fresh = [i for i in selected if i not in set(started)]
+                return self._known(started) + self._rank_new(fresh, filters)
+            done_reviews, done_new = queries.counts_since(session, self.day.start_of_day(now))
+            review_room = max(0, self.limits.reviews_per_day - done_reviews)
+            due = queries.due_ids(session, now, ids, review_room)
+            blocked = queries.not_new_ids(session, now)
+        new_room = max(0, self.limits.new_per_day - done_new)
+        fresh = [i for i in selected if i not in blocked]
+        return self._known(due) + self._rank_new(fresh, filters)[:new_room]
+
+    def _known(self, ids: Sequence[str]) -> list[str]:
+        return [i for i in ids if i in self.bank.questions]  # removed questions stay hidden
+
+    def _rank_new(self, ids: Sequence[str], filters: Filters) -> list[str]:
+        ranked = self.bank.rank_new([self.bank.questions[i] for i in ids], filters.companies)
+        return [q.id for q in ranked]
+
+    def card(self, question_id: str) -> CardInfo:
+        question = self._question(question_id)
+        with self.sessions() as session:
+            row = session.get(CardRow, question.id)
+            return converters.card_info(question, row, self.scheduler, self.clock())
+
+    def cards(self) -> dict[str, CardInfo]:
+        """Every bank question's card, new ones included (for browsing and stats)."""
+        now = self.clock()
+        with self.sessions() as session:
+            rows = {r.question_id: r for r in session.scalars(select(CardRow))}
+        return {
+            qid: converters.card_info(q, rows.get(qid), self.scheduler, now)
+            for qid, q in self.bank.questions.items()
+        }
+
+    def preview(self, question_id: str) -> dict[Rating, timedelta]:
+        """The interval each rating would give now, exactly as `rate` would apply it."""
+        question = self._question(question_id)
+        now = self.clock()
+        with self.sessions() as session:
+            card = converters.to_fsrs(session.get(CardRow, question.id), now)
+        out = {}
+        for rating in Rating:
+            after, _ = self.scheduler.review_card(card, FsrsRating(int(rating)), now)
+            out[rating] = after.due - now
+        return out
+
+    def day_counts(self, filters: Filters = Filters()) -> DayCounts:  # noqa: B008
+        now = self.clock()
+        ids = self._ids(filters)
+        with self.sessions() as session:
+            done_reviews, done_new = queries.counts_since(session, self.day.start_of_day(now))
+            due = queries.count_due(session, now, ids)
+            blocked = queries.not_new_ids(session, now)
+        selected = ids if ids is not None else list(self.bank.questions)
+        new = sum(1 for i in selected if i not in blocked)
+        return DayCounts(done_reviews, done_new, due, new)
+
+    def history(self, question_id: str) -> list[HistoryEntry]:
+        question = self._question(question_id)
+        ids = [question.id, *question.aliases]
+        with self.sessions() as session:
+            rows = session.scalars(
+                select(ReviewRow)
+                .where(ReviewRow.question_id.in_(ids))
+                .order_by(ReviewRow.reviewed_at, ReviewRow.id)
+            ).all()
+        return [
+            HistoryEntry(
+                reviewed_at=r.reviewed_at,
+                rating=Rating(r.rating),
+                state_before=STATE_NAMES[r.state_before],
+                state_after=STATE_NAMES[r.state_after],
+                interval=r.due_after - r.reviewed_at,
+                duration_ms=r.duration_ms,
+            )
+            for r in rows
+        ]
+
+    # -- changing ------------------------------------------------------------------------
+
+    def rate(
+        self,
+        question_id: str,
+        rating: Rating,
+        *,
+        duration_ms: int | None = None,
+        cram: bool = False,
+    ) -> RatingOutcome:
+        """Apply a rating and commit it. In cram mode nothing is written."""
+        question = self._question(question_id)
+        now = self.clock()
+        with self.sessions.begin() as session:
+            row = session.get(CardRow, question.id)
+            before = converters.to_fsrs(row, now)
+            after, _ = self.scheduler.review_card(before, FsrsRating(int(rating)), now, duration_ms)
+            outcome = RatingOutcome(
+                question.id,
+                rating,
+                STATE_NAMES[int(after.state)],
+                after.due,
+                after.due - now,
+                became_leech=False,
+                cram=cram,
+            )
+            if cram:
+                return outcome
+            started = row is not None and row.last_review is not None
+            snapshot = converters.snapshot(row) if row is not None else None
+            if row is None:
+                row = converters.new_row(question.id, now)
+                session.add(row)
+            lapsed = rating == Rating.AGAIN and before.state == State.Review and started
+            converters.apply_fsrs(row, after)
+            row.reps += 1
+            row.lapses += int(lapsed)
+            became_leech = lapsed and not row.leech and row.lapses >= self.limits.leech_lapses
+            row.leech = row.leech or became_leech
+            session.add(
+                ReviewRow(
+                    question_id=question.id,
+                    rating=int(rating),
+                    reviewed_at=now,
+                    duration_ms=duration_ms,
+                    state_before=int(before.state) if started else None,
+                    state_after=int(after.state),
+                    stability=after.stability,
+                    difficulty=after.difficulty,
+                    due_after=after.due,
+                    card_before=snapshot,
+                )
+            )
+        return replace(outcome, became_leech=became_leech)
+
+    def undo(self) -> str | None:
+        """Take back the most recent rating: the card returns to its exact prior state."""
+        with self.sessions.begin() as session:
+            last = session.scalars(select(ReviewRow).order_by(ReviewRow.id.desc()).limit(1)).first()
+            if last is None:
+                return None
+            row = session.get(CardRow, last.question_id)
+            if last.card_before is None:
+                if row is not None:
+                    session.delete(row)
+            elif row is not None:
+                converters.restore(row, last.card_before)
+            session.execute(delete(ReviewRow).where(ReviewRow.id == last.id))
+            return last.question_id
+
+    def adopt_aliases(self) -> int:
+        """Move schedules and history recorded under a renamed question's old ids."""
+        if not self.bank.aliases:
+            return 0
+        moved = 0
+        with self.sessions.begin() as session:
+            old_rows = session.scalars(
+                select(CardRow).where(CardRow.question_id.in_(list(self.bank.aliases)))
+            ).all()
+            for row in old_rows:
+                new_id = self.bank.aliases[row.question_id]
+                old_id = row.question_id
+                if session.get(CardRow, new_id) is None:
+                    session.execute(
+                        update(CardRow)
+                        .where(CardRow.question_id == old_id)
+                        .values(question_id=new_id)
+                    )
+                    moved += 1
+                session.execute(
+                    update(ReviewRow)
+                    .where(ReviewRow.question_id == old_id)
+                    .values(question_id=new_id)
+                )
+        return moved
+
+    def _ensure_row(self, session: Session, question_id: str) -> CardRow:
+        question = self._question(question_id)
+        row = session.get(CardRow, question.id)
+        if row is None:
+            row = converters.new_row(question.id, self.clock())
+            session.add(row)
+        return row
+
+    def suspend(self, question_id: str, suspended: bool = True) -> None:
+        with self.sessions.begin() as session:
+            self._ensure_row(session, question_id).suspended = suspended
+
+    def bury(self, question_id: str) -> None:
+        """Hide the card until the next study day starts."""
+        with self.sessions.begin() as session:
+            row = self._ensure_row(session, question_id)
+            row.buried_until = self.day.start_of_next_day(self.clock())
+
+    def reset(self, question_id: str) -> None:
+        """Forget the schedule: the card is new again; its review history is kept."""
+        question = self._question(question_id)
+        with self.sessions.begin() as session:
+            session.execute(delete(CardRow).where(CardRow.question_id == question.id))
