@@ -164,6 +164,7 @@ def check_bank(
     bank.exercises = _load_catalog(problems)
     paths = list(question_paths) if question_paths else [root / "questions", *extra]
     _add_questions(question_files(paths), bank, problems)
+    problems.sort(key=lambda p: (p.path, p.line))
     return bank, problems
 
 

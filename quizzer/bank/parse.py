@@ -72,7 +72,10 @@ def parse_yaml(path: Path, label: str) -> tuple[Any, yaml.Node | None, list[Prob
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 0
-        return None, None, [Problem(label, line, f"YAML syntax error: {exc.problem}")]
+        message = f"YAML syntax error: {exc.problem}"
+        if exc.context and exc.context_mark and exc.context_mark is not mark:
+            message += f" ({exc.context} at line {exc.context_mark.line + 1})"
+        return None, None, [Problem(label, line, message)]
     except yaml.YAMLError as exc:
         return None, None, [Problem(label, 0, f"YAML error: {exc}")]
     finally:

@@ -54,7 +54,7 @@ def entry(argv: list[str] | None = None) -> int:
 
     _register()
     try:
-        cli.main(args=argv, prog_name="quizzer", standalone_mode=False)
+        code = cli.main(args=argv, prog_name="quizzer", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code or 0
     except click.ClickException as exc:
@@ -72,7 +72,7 @@ def entry(argv: list[str] | None = None) -> int:
             raise
         err_console.print(f"error: {message}", markup=False)
         return 2
-    return 0
+    return code if isinstance(code, int) else 0
 
 
 def run() -> None:
