@@ -1,0 +1,69 @@
+"""`quizzer export anki` and `quizzer export csv`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from quizzer.cli.common import console, filter_options, make_filters, state
+from quizzer.errors import QuizzerError
+
+
+def _output(path: Path) -> Path:
+    path = path.expanduser()
+    if path.is_dir():
+        raise QuizzerError(f"output path is a folder: {path}")
+    if not path.parent.is_dir():
+        raise QuizzerError(f"output folder does not exist: {path.parent}")
+    return path
+
+
+@click.group("export")
+def export_group() -> None:
+    """Export the bank to Anki."""
+
+
+@export_group.command("anki")
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=Path("quizzer.apkg"))
+@filter_options
+@click.option("--due-only", is_flag=True, help="Only questions that are due now.")
+@click.pass_context
+def export_anki(ctx: click.Context, output: Path, due_only: bool, **filter_args: object) -> None:
+    """Write an Anki deck (.apkg): one sub-deck per topic, updated in place on re-import."""
+    from quizzer.export.anki import export_apkg
+
+    app = state(ctx)
+    bank = app.bank
+    filters = make_filters(bank, **filter_args)  # type: ignore[arg-type]
+    if due_only:
+        questions = [bank.questions[i] for i in app.review_service().queue(filters)]
+    else:
+        questions = bank.select(filters)
+    if not questions:
+        raise QuizzerError("no question matches these filters; nothing to export")
+    path = _output(output)
+    summary = export_apkg(bank, questions, path)
+    console.print(
+        f"wrote {summary.notes} notes in {len(summary.decks) - 1} topic decks to {summary.path}"
+    )
+
+
+@export_group.command("csv")
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=Path("quizzer.csv"))
+@filter_options
+@click.pass_context
+def export_csv_cmd(ctx: click.Context, output: Path, **filter_args: object) -> None:
+    """Write a tab-separated file that Anki imports directly (File > Import)."""
+    from quizzer.export.csv_export import export_csv
+
+    bank = state(ctx).bank
+    questions = bank.select(make_filters(bank, **filter_args))  # type: ignore[arg-type]
+    if not questions:
+        raise QuizzerError("no question matches these filters; nothing to export")
+    summary = export_csv(bank, questions, _output(output))
+    console.print(f"wrote {summary.notes} notes to {summary.path}")
+
+
+def register(group: click.Group) -> None:
+    group.add_command(export_group)

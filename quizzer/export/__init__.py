@@ -1,0 +1,1 @@
+"""Export the bank to Anki: an .apkg deck or a CSV file Anki imports directly."""

@@ -1,0 +1,48 @@
+"""A tab-separated file with Anki's header lines, importable without any add-on."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from pathlib import Path
+
+from quizzer.bank.model import Bank, Question
+from quizzer.export.anki import ExportSummary, note_guid
+from quizzer.export.notes import ROOT_DECK, build_note
+
+HEADER = (
+    "#separator:Tab",
+    "#html:true",
+    "#notetype:Basic",
+    f"#deck:{ROOT_DECK}",
+    "#guid column:1",
+    "#tags column:4",
+    "#columns:GUID\tFront\tBack\tTags",
+)
+
+
+def _back(fields: tuple[str, ...]) -> str:
+    _, _, answer, key_points, follow_ups, companies, _, references = fields
+    parts = [answer]
+    if key_points:
+        parts.append(f"<h4>Key points</h4>{key_points}")
+    if follow_ups:
+        parts.append(f"<h4>Follow-ups</h4>{follow_ups}")
+    if references:
+        parts.append(f"<h4>References</h4>{references}")
+    if companies:
+        parts.append(f"<p><small>{companies}</small></p>")
+    return "".join(parts)
+
+
+def export_csv(bank: Bank, questions: Sequence[Question], path: Path) -> ExportSummary:
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        handle.write("\n".join(HEADER) + "\n")
+        writer = csv.writer(handle, delimiter="\t", quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
+        for question in questions:
+            note = build_note(bank, question)
+            front = note.fields[1]
+            writer.writerow(
+                [note_guid(question.id), front, _back(note.fields), " ".join(note.tags)]
+            )
+    return ExportSummary(path, len(questions), (ROOT_DECK,))
