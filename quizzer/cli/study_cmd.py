@@ -4,17 +4,34 @@ from __future__ import annotations
 
 import click
 
+from quizzer.bank.model import Filters
+from quizzer.cli.common import filter_options, make_filters
 from quizzer.cli.context import AppContext
-from quizzer.errors import QuizzerError
 
 
-def launch(context: AppContext, *, home: bool, **options: object) -> None:
-    raise QuizzerError("the study app is not available in this build")
+def launch(
+    context: AppContext,
+    *,
+    home: bool,
+    filters: Filters | None = None,
+    cram: bool = False,
+    new_limit: int | None = None,
+) -> None:
+    service = context.review_service()
+    service.adopt_aliases()
+    from quizzer.tui.app import QuizzerApp
+
+    QuizzerApp(service, filters=filters, cram=cram, new_limit=new_limit, start_study=not home).run()
 
 
 def register(group: click.Group) -> None:
     @group.command("study")
+    @filter_options
+    @click.option("--new", "new_limit", type=click.IntRange(min=0), help="At most N new cards.")
+    @click.option("--cram", is_flag=True, help="Review without changing the schedule.")
     @click.pass_context
-    def study(ctx: click.Context) -> None:
+    def study(ctx: click.Context, new_limit: int | None, cram: bool, **filter_args: object) -> None:
         """Review what is due, then new cards, in the terminal app."""
-        launch(ctx.find_root().obj, home=False)
+        context: AppContext = ctx.find_root().obj
+        filters = make_filters(context.bank, **filter_args)  # type: ignore[arg-type]
+        launch(context, home=False, filters=filters, cram=cram, new_limit=new_limit)

@@ -1,0 +1,125 @@
+"""Progress figures for the home screen and `quizzer stats`: streak, readiness, breakdowns."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+
+from quizzer.bank.model import Bank
+from quizzer.db.models import ReviewRow
+from quizzer.review.model import CardInfo
+from quizzer.review.service import ReviewService
+
+READY_RETRIEVABILITY = 0.9
+
+
+@dataclass(frozen=True, slots=True)
+class Breakdown:
+    key: str
+    name: str
+    due: int
+    new: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class Readiness:
+    company: str
+    name: str
+    themes: int
+    ready: int
+
+    @property
+    def share(self) -> float:
+        return self.ready / self.themes if self.themes else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Overview:
+    streak: int
+    reviews_today: int
+    due_now: int
+    new_available: int
+    by_topic: list[Breakdown]
+    by_company: list[Breakdown]
+    readiness: list[Readiness]
+
+
+def streak(service: ReviewService) -> int:
+    """Consecutive study days with at least one review, ending today (or yesterday)."""
+    now = service.clock()
+    start = service.day.start_of_day(now)
+    since = start - timedelta(days=400)
+    with service.sessions() as session:
+        times = session.scalars(select(ReviewRow.reviewed_at).where(ReviewRow.reviewed_at >= since))
+        days = {(start - service.day.start_of_day(t)).days for t in times}
+    count = 0
+    day = 0 if 0 in days else 1
+    while day in days:
+        count += 1
+        day += 1
+    return count
+
+
+def _is_due(card: CardInfo, now: datetime) -> bool:
+    return (
+        card.state != "new"
+        and card.due is not None
+        and card.due <= now
+        and not card.suspended
+        and not (card.buried_until and card.buried_until > now)
+    )
+
+
+def readiness(bank: Bank, cards: dict[str, CardInfo], company: str) -> Readiness:
+    """Share of the themes this company asked whose cards are in review and recalled >= 0.9."""
+    asked = {t for i in bank.interviews.values() if i.company == company for t in i.themes}
+    ready_themes = {
+        theme
+        for card in cards.values()
+        if card.state == "review" and (card.retrievability or 0) >= READY_RETRIEVABILITY
+        for theme in card.question.themes
+    }
+    name = bank.companies[company].name if company in bank.companies else company
+    return Readiness(company, name, len(asked), len(asked & ready_themes))
+
+
+def overview(service: ReviewService, targets: list[str]) -> Overview:
+    bank = service.bank
+    now = service.clock()
+    cards = service.cards()
+    counts = service.day_counts()
+    due_topic: Counter[str] = Counter()
+    new_topic: Counter[str] = Counter()
+    due_company: Counter[str] = Counter()
+    new_company: Counter[str] = Counter()
+    for card in cards.values():
+        q = card.question
+        if _is_due(card, now):
+            due_topic[q.topic] += 1
+            due_company.update(q.asked_by.keys())
+        elif card.state == "new" and not card.suspended:
+            new_topic[q.topic] += 1
+            new_company.update(q.asked_by.keys())
+    total_topic = Counter(q.topic for q in bank.questions.values())
+    by_topic = [
+        Breakdown(t, bank.topics[t].name, due_topic[t], new_topic[t], total_topic[t])
+        for t in sorted(total_topic, key=lambda t: (-due_topic[t], -new_topic[t], t))
+    ]
+    by_company = [
+        Breakdown(c, bank.companies[c].name, due_company[c], new_company[c], 0)
+        for c in targets
+        if c in bank.companies
+    ]
+    return Overview(
+        streak=streak(service),
+        reviews_today=counts.reviews_done + counts.new_done,
+        due_now=counts.reviews_due,
+        new_available=counts.new_available,
+        by_topic=by_topic,
+        by_company=by_company,
+        readiness=[readiness(bank, cards, c) for c in targets if c in bank.companies],
+    )

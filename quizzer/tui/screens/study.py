@@ -1,0 +1,186 @@
+"""The study screen: question, reveal, Markdown answer, rating bar with intervals."""
+
+from __future__ import annotations
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Markdown, Static
+
+from quizzer.bank.model import Bank, Question
+from quizzer.review.model import Rating
+from quizzer.review.session import StudySession
+from quizzer.tui.screens.exercise_info import ExerciseScreen
+from quizzer.tui.screens.help import HelpScreen
+from quizzer.tui.screens.summary import SummaryScreen
+from quizzer.tui.widgets.rating_bar import RatingBar
+
+
+def asked_line(bank: Bank, q: Question, top: int = 4) -> str:
+    if not q.asked_by:
+        return "not in the interview data"
+    names = []
+    for company in q.companies[:top]:
+        name = bank.companies[company].name if company in bank.companies else company
+        count = q.asked_by[company]
+        names.append(f"{name} x{count}" if count > 1 else name)
+    more = len(q.asked_by) - top
+    tail = f", +{more} more" if more > 0 else ""
+    return f"asked in {q.times_asked} interviews: {', '.join(names)}{tail}"
+
+
+def key_points_markdown(q: Question) -> str:
+    return "**Key points**\n\n" + "\n".join(f"- [ ] {point}" for point in q.key_points)
+
+
+class StudyScreen(Screen[None]):
+    BINDINGS = [
+        Binding("space,enter", "reveal", "Reveal"),
+        Binding("1", "rate(1)", "Again", show=False),
+        Binding("2", "rate(2)", "Hard", show=False),
+        Binding("3", "rate(3)", "Good", show=False),
+        Binding("4", "rate(4)", "Easy", show=False),
+        Binding("u", "undo", "Undo"),
+        Binding("s", "suspend", "Suspend"),
+        Binding("b", "bury", "Bury"),
+        Binding("e", "exercise", "Exercise"),
+        Binding("question_mark", "help", "Keys"),
+        Binding("escape,q", "finish", "End"),
+    ]
+
+    def __init__(self, session: StudySession) -> None:
+        super().__init__()
+        self.session = session
+        self.revealed = False
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="progress")
+        yield Static("", id="meta")
+        with VerticalScroll(id="card"):
+            yield Static("Loading...", id="question")
+            yield Markdown("", id="answer")
+            yield Markdown("", id="key-points")
+        yield RatingBar(id="rating-bar")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#rating-bar").display = False
+        self.load_queue()
+
+    @work(thread=True, exclusive=True)
+    def load_queue(self) -> None:
+        try:
+            self.session.load()
+        except Exception as exc:  # shown in the app, never a traceback
+            self.app.call_from_thread(
+                self.app.notify, f"Could not load cards: {exc}", severity="error"
+            )
+            self.app.call_from_thread(self.dismiss)
+            return
+        self.app.call_from_thread(self.show_current)
+
+    # -- rendering -----------------------------------------------------------------------
+
+    def show_current(self) -> None:
+        qid = self.session.current
+        if qid is None:
+            self.finish()
+            return
+        bank = self.session.service.bank
+        question = bank.questions[qid]
+        card = self.session.service.card(qid)
+        self.revealed = False
+        done, total = self.session.position
+        mode = "cram" if self.session.cram else card.state
+        self.query_one("#progress", Static).update(f"Card {done} of {total}  ·  {mode}")
+        topic = (
+            bank.topics[question.topic].name if question.topic in bank.topics else question.topic
+        )
+        self.query_one("#meta", Static).update(
+            f"[b]{topic}[/b]  ·  {question.difficulty}  ·  {asked_line(bank, question)}"
+        )
+        self.query_one("#question", Static).update(question.question)
+        answer = self.query_one("#answer", Markdown)
+        answer.update("")
+        answer.display = False
+        points = self.query_one("#key-points", Markdown)
+        points.update("")
+        points.display = False
+        self.query_one("#rating-bar").display = False
+        self.query_one("#card", VerticalScroll).scroll_home(animate=False)
+        self.session.mark_shown()
+
+    def action_reveal(self) -> None:
+        qid = self.session.current
+        if qid is None or self.revealed:
+            return
+        question = self.session.service.bank.questions[qid]
+        self.revealed = True
+        answer = self.query_one("#answer", Markdown)
+        answer.update(question.answer)
+        answer.display = True
+        points = self.query_one("#key-points", Markdown)
+        points.update(key_points_markdown(question))
+        points.display = True
+        bar = self.query_one(RatingBar)
+        bar.show_intervals(self.session.service.preview(qid))
+        bar.display = True
+
+    # -- actions -------------------------------------------------------------------------
+
+    def action_rate(self, value: int) -> None:
+        if not self.revealed or self.session.current is None:
+            return
+        outcome = self.session.rate(Rating(value))
+        if outcome.became_leech:
+            self.notify(f"{outcome.question_id} is now a leech (8 lapses)", severity="warning")
+        self.show_current()
+
+    @on(RatingBar.Rated)
+    def _rated(self, event: RatingBar.Rated) -> None:
+        self.action_rate(int(event.rating))
+
+    def action_undo(self) -> None:
+        qid = self.session.undo()
+        if qid is None:
+            self.notify("Nothing to undo")
+            return
+        self.notify(f"Undid the rating of {qid}")
+        self.show_current()
+
+    def action_suspend(self) -> None:
+        qid = self.session.current
+        if qid is not None:
+            self.session.service.suspend(qid)
+            self.session.skip()
+            self.notify(f"Suspended {qid}")
+            self.show_current()
+
+    def action_bury(self) -> None:
+        qid = self.session.current
+        if qid is not None:
+            self.session.service.bury(qid)
+            self.session.skip()
+            self.notify(f"Buried {qid} until tomorrow")
+            self.show_current()
+
+    def action_exercise(self) -> None:
+        qid = self.session.current
+        exercise = self.session.service.bank.questions[qid].exercise if qid else None
+        if exercise is None:
+            self.notify("This card has no linked exercise")
+            return
+        self.app.push_screen(ExerciseScreen(exercise))
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen())
+
+    def action_finish(self) -> None:
+        self.finish()
+
+    def finish(self) -> None:
+        summary = self.session.summary()
+        now = self.session.service.clock()
+        self.app.switch_screen(SummaryScreen(summary, now))

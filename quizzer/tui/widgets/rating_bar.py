@@ -1,0 +1,49 @@
+"""The 1-4 rating bar; each button shows the interval that rating would give."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.widgets import Button
+
+from quizzer.review.model import Rating, format_interval
+
+VARIANTS = {
+    Rating.AGAIN: "error",
+    Rating.HARD: "warning",
+    Rating.GOOD: "success",
+    Rating.EASY: "primary",
+}
+
+
+class RatingBar(Horizontal):
+    DEFAULT_CSS = """
+    RatingBar { height: 3; align-horizontal: center; }
+    RatingBar Button { width: 1fr; max-width: 20; margin: 0 1; }
+    """
+
+    @dataclass
+    class Rated(Message):
+        rating: Rating
+
+    def compose(self) -> ComposeResult:
+        for rating in Rating:
+            yield Button(
+                f"{int(rating)} {rating.label}", id=f"rate-{int(rating)}", variant=VARIANTS[rating]
+            )
+
+    def show_intervals(self, intervals: dict[Rating, timedelta]) -> None:
+        for rating, delta in intervals.items():
+            button = self.query_one(f"#rate-{int(rating)}", Button)
+            button.label = f"{int(rating)} {rating.label} {format_interval(delta)}"
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id and event.button.id.startswith("rate-"):
+            self.post_message(self.Rated(Rating(int(event.button.id.removeprefix("rate-")))))
