@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from textual.app import App
@@ -33,6 +35,7 @@ class QuizzerApp(App[None]):
         new_limit: int | None = None,
         start_study: bool = False,
         targets: list[str] | None = None,
+        timer: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__()
         self.service = service
@@ -41,6 +44,7 @@ class QuizzerApp(App[None]):
         self.new_limit = new_limit
         self.start_study = start_study
         self.targets = targets or DEFAULT_TARGETS
+        self.timer = timer
 
     def on_mount(self) -> None:
         self.push_screen(HomeScreen())
@@ -51,7 +55,9 @@ class QuizzerApp(App[None]):
         return overview(self.service, self.targets)
 
     def _session(self, cram: bool) -> StudySession:
-        return StudySession(self.service, self.filters, cram=cram, new_limit=self.new_limit)
+        return StudySession(
+            self.service, self.filters, cram=cram, new_limit=self.new_limit, timer=self.timer
+        )
 
     def action_study(self) -> None:
         self.push_screen(StudyScreen(self._session(self.cram)))

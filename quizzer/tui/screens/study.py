@@ -32,7 +32,7 @@ def asked_line(bank: Bank, q: Question, top: int = 4) -> str:
 
 
 def key_points_markdown(q: Question) -> str:
-    return "**Key points**\n\n" + "\n".join(f"- [ ] {point}" for point in q.key_points)
+    return "**Key points**\n\n" + "  \n".join(f"☐ {point}" for point in q.key_points)
 
 
 class StudyScreen(Screen[None]):

@@ -24,7 +24,7 @@ VARIANTS = {
 class RatingBar(Horizontal):
     DEFAULT_CSS = """
     RatingBar { height: 3; align-horizontal: center; }
-    RatingBar Button { width: 1fr; max-width: 20; margin: 0 1; }
+    RatingBar Button { width: 1fr; min-width: 10; margin: 0 1; }
     """
 
     @dataclass

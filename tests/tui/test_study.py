@@ -1,0 +1,168 @@
+"""Pilot tests: drive the real app over a temp database; assert rows and FSRS state."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from fsrs import Card, Scheduler
+from fsrs import Rating as FR
+from sqlalchemy import func, select
+
+from quizzer.bank.model import Filters
+from quizzer.db.models import CardRow, ReviewRow
+from quizzer.review.model import format_interval
+from quizzer.tui.screens.browse import BrowseScreen
+from quizzer.tui.screens.study import StudyScreen
+from quizzer.tui.screens.summary import SummaryScreen
+from quizzer.tui.widgets.rating_bar import RatingBar
+
+from .conftest import settle
+
+
+def reviews(service) -> list[ReviewRow]:
+    with service.sessions() as s:
+        return list(s.scalars(select(ReviewRow).order_by(ReviewRow.id)))
+
+
+def card_row(service, qid):
+    with service.sessions() as s:
+        return s.get(CardRow, qid)
+
+
+async def test_reveal_and_rate_each_rating(make_app, service, clock):
+    app = make_app(start_study=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, StudyScreen)
+        order = list(screen.session.queue)
+        await pilot.press("3")  # rating before reveal does nothing
+        assert reviews(service) == []
+        for key in ("1", "2", "3", "4"):
+            await pilot.press("space")
+            await pilot.press(key)
+            await pilot.pause()
+    rows = reviews(service)
+    assert [r.rating for r in rows] == [1, 2, 3, 4]
+    assert [r.question_id for r in rows] == order[:4]
+    reference = Scheduler(enable_fuzzing=False)
+    for row in rows:
+        expected, _ = reference.review_card(Card(card_id=1, due=clock()), FR(row.rating), clock())
+        stored = card_row(service, row.question_id)
+        assert stored.due == expected.due and stored.stability == expected.stability
+
+
+async def test_rating_bar_shows_the_intervals_the_scheduler_applies(make_app, service, clock):
+    app = make_app(start_study=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        qid = app.screen.session.current
+        await pilot.press("space")
+        await pilot.pause()
+        labels = {
+            int(str(b.id).removeprefix("rate-")): str(b.label)
+            for b in app.screen.query_one(RatingBar).query("Button")
+        }
+        await pilot.press("3")
+        await pilot.pause()
+    applied = card_row(service, qid).due - clock()
+    assert labels[3] == f"3 Good {format_interval(applied)}"
+    assert labels[1].startswith("1 Again ") and labels[4].startswith("4 Easy ")
+
+
+async def test_undo_suspend_and_bury(make_app, service, clock):
+    app = make_app(start_study=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        first = app.screen.session.current
+        await pilot.press("space", "4")
+        await pilot.pause()
+        assert card_row(service, first).reps == 1
+        await pilot.press("u")
+        await pilot.pause()
+        assert app.screen.session.current == first
+        assert card_row(service, first) is None and reviews(service) == []
+        await pilot.press("s")
+        await pilot.pause()
+        second = app.screen.session.current
+        await pilot.press("b")
+        await pilot.pause()
+    assert card_row(service, first).suspended
+    assert card_row(service, second).buried_until > clock()
+    assert first not in service.queue() and second not in service.queue()
+    clock.advance(timedelta(days=1))
+    assert second in service.queue() and first not in service.queue()
+
+
+async def test_filtered_session_only_shows_that_topic(make_app, service):
+    app = make_app(start_study=True, filters=Filters(topics=("algo",)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert app.screen.session.queue == ["t-lru"]
+        await pilot.press("space", "3")
+        await pilot.pause()
+    assert [r.question_id for r in reviews(service)] == ["t-lru"]
+
+
+async def test_interview_session_replays_that_writeup(make_app, service, small_bank):
+    interview = next(i for i in small_bank.interviews.values() if "algo-code-lru-cache" in i.themes)
+    app = make_app(start_study=True, filters=Filters(interview=interview.id))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        queue = list(app.screen.session.queue)
+    assert "t-lru" in queue
+    for qid in queue:
+        assert set(small_bank.questions[qid].themes) & set(interview.themes)
+
+
+async def test_quit_mid_session_keeps_every_rating(make_app, service):
+    app = make_app(start_study=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        for _ in range(3):
+            await pilot.press("space", "4")
+            await pilot.pause()
+        await pilot.press("q")
+        await pilot.pause()
+        assert isinstance(app.screen, SummaryScreen)
+        assert "Cards reviewed   3" in str(app.screen.query_one("#summary").render())
+        await app.action_quit()
+    with service.sessions() as s:
+        assert s.scalar(select(func.count()).select_from(ReviewRow)) == 3
+        assert s.scalar(select(func.count()).select_from(CardRow)) == 3
+
+
+async def test_cram_session_writes_nothing(make_app, service):
+    app = make_app(start_study=True, cram=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        for _ in range(3):
+            await pilot.press("space", "1")
+            await pilot.pause()
+    assert reviews(service) == []
+
+
+async def test_browse_search_and_suspend(make_app, service):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        assert isinstance(app.screen, BrowseScreen)
+        await pilot.press(*"topic:kv")
+        await pilot.pause()
+        assert [c.question.id for c in app.screen.shown] == ["t-kv"]
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert card_row(service, "t-kv").suspended
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert not card_row(service, "t-kv").suspended
+
+
+async def test_empty_queue_shows_summary_not_error(make_app, service):
+    app = make_app(start_study=True, filters=Filters(topics=("moe",)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, SummaryScreen)
+        assert "Cards reviewed   0" in str(app.screen.query_one("#summary").render())
