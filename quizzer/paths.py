@@ -37,3 +37,10 @@ def user_data_dir() -> Path:
 
 def default_db_url() -> str:
     return f"sqlite:///{user_data_dir() / 'quizzer.db'}"
+
+
+def user_cache_dir() -> Path:
+    from platformdirs import user_cache_path
+
+    override = os.environ.get("QUIZZER_HOME")
+    return Path(override) / "cache" if override else user_cache_path(APP_NAME, appauthor=False)

@@ -7,11 +7,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from quizzer.bank import schema
+from quizzer.bank.files import question_files
 from quizzer.bank.model import Bank, Company, Interview, Question, Reference, Theme, Topic
 from quizzer.bank.parse import BankError, Problem, parse_yaml, records, suggest
 from quizzer.paths import bank_dir, exercises_root
-
-REFERENCE_FILES = ("companies.yaml", "topics.yaml", "themes.yaml", "interviews.yaml")
 
 
 def _label(path: Path) -> str:
@@ -63,18 +62,6 @@ def _load_catalog(problems: list[Problem]) -> dict[str, str]:
     path = exercises_root() / "catalog.yaml"
     entries = _load_list(path, schema.CatalogEntry, problems)
     return {r.name: r.status for r, _, _ in entries}
-
-
-def question_files(paths: Iterable[Path]) -> list[Path]:
-    """Question files named directly, or every *.yaml below a folder (not reference data)."""
-    out: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            found = sorted(p for p in path.rglob("*.y*ml") if p.suffix in (".yaml", ".yml"))
-            out.extend(p for p in found if p.name not in REFERENCE_FILES)
-        else:
-            out.append(path)
-    return out
 
 
 def _check_refs(

@@ -37,9 +37,9 @@ class AppContext:
     @property
     def bank(self) -> Bank:
         if self._bank is None:
-            from quizzer.bank.loader import load_bank
+            from quizzer.bank.cache import load_bank_cached
 
-            self._bank = load_bank(extra=self.settings.extra_banks)
+            self._bank = load_bank_cached(extra=self.settings.extra_banks)
         return self._bank
 
     @property

@@ -54,12 +54,16 @@ def migrate(engine: Engine, revision: str = "head") -> None:
 
 
 def current_revision(engine: Engine) -> str | None:
-    from sqlalchemy import inspect, text
+    from sqlalchemy import text
+    from sqlalchemy.exc import OperationalError, ProgrammingError
 
     with engine.connect() as connection:
-        if not inspect(connection).has_table("alembic_version"):
+        try:
+            return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+        except (OperationalError, ProgrammingError) as exc:
+            if "alembic_version" not in str(exc):
+                raise  # a corrupt or foreign file, not a missing table
             return None
-        return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
 
 
 def open_database(url: str, *, upgrade: bool = True) -> sessionmaker:

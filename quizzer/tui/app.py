@@ -47,9 +47,18 @@ class QuizzerApp(App[None]):
         self.timer = timer
 
     def on_mount(self) -> None:
-        self.push_screen(HomeScreen())
+        # A direct study session paints its first card without computing the home screen.
         if self.start_study:
             self.action_study()
+        else:
+            self.push_screen(HomeScreen())
+
+    def action_home(self) -> None:
+        """Back from a finished session: to the screen below, or home if there is none."""
+        if len(self.screen_stack) > 2:
+            self.pop_screen()
+        else:
+            self.switch_screen(HomeScreen())
 
     def overview(self) -> Overview:
         return overview(self.service, self.targets)

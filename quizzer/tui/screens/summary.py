@@ -32,7 +32,7 @@ def summary_text(summary: Summary, now: datetime) -> str:
 
 class SummaryScreen(Screen[None]):
     BINDINGS = [
-        Binding("escape,enter", "app.pop_screen", "Back"),
+        Binding("escape,enter", "app.home", "Home"),
         Binding("q", "app.quit", "Quit"),
     ]
 
