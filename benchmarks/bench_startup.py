@@ -60,7 +60,10 @@ sys.exit(entry(["--db", sys.argv[1], "study"]))
 def measure(code: str, *args: str) -> float:
     start = time.perf_counter()
     out = subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120,
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={**os.environ, "TERM": "xterm-256color"},
     )
     elapsed = time.perf_counter() - start

@@ -19,13 +19,13 @@ from fsrs import Scheduler
 from sqlalchemy import select, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synthetic import NOW, fill_history, synthetic_bank  # noqa: E402
+from synthetic import NOW, fill_history, synthetic_bank
 
-from quizzer.db.engine import open_database  # noqa: E402
-from quizzer.db.models import CardRow  # noqa: E402
-from quizzer.review import queries  # noqa: E402
-from quizzer.review.clock import FixedClock  # noqa: E402
-from quizzer.review.service import ReviewService  # noqa: E402
+from quizzer.db.engine import open_database
+from quizzer.db.models import CardRow
+from quizzer.review import queries
+from quizzer.review.clock import FixedClock
+from quizzer.review.service import ReviewService
 
 
 def median_ms(fn, runs: int = 15) -> float:
@@ -48,8 +48,12 @@ def main() -> None:
     sessions = open_database(url)
     t0 = time.perf_counter()
     fill_history(sessions, bank, args.reviews)
-    print(f"history: {args.cards} cards, {args.reviews} reviews, built in {time.perf_counter() - t0:.1f} s")
-    service = ReviewService(sessions, bank, clock=FixedClock(NOW), scheduler=Scheduler(enable_fuzzing=False))
+    print(
+        f"history: {args.cards} cards, {args.reviews} reviews, built in {time.perf_counter() - t0:.1f} s"
+    )
+    service = ReviewService(
+        sessions, bank, clock=FixedClock(NOW), scheduler=Scheduler(enable_fuzzing=False)
+    )
 
     def due_query() -> list[str]:
         with sessions() as s:
@@ -59,7 +63,10 @@ def main() -> None:
         with sessions() as s:
             rows = s.scalars(select(CardRow)).all()
         due = [r for r in rows if r.due <= NOW and not r.suspended]
-        return [r.question_id for r in sorted(due, key=lambda r: (NOW - r.last_review) / r.stability)[::-1][:200]]
+        return [
+            r.question_id
+            for r in sorted(due, key=lambda r: (NOW - r.last_review) / r.stability)[::-1][:200]
+        ]
 
     assert due_query() == python_sort()
     with sessions() as s:
@@ -71,7 +78,9 @@ def main() -> None:
     base_ms = median_ms(python_sort, runs=5)
     queue_ms = median_ms(service.queue, runs=5)
     print(f"due query (200 of {len(due_query())}+ due): {q_ms:.1f} ms   target < 50 ms")
-    print(f"baseline, every card fetched and sorted in Python: {base_ms:.1f} ms   ratio {q_ms / base_ms:.2f}")
+    print(
+        f"baseline, every card fetched and sorted in Python: {base_ms:.1f} ms   ratio {q_ms / base_ms:.2f}"
+    )
     print(f"full study queue (due + ranked new, limits): {queue_ms:.1f} ms")
     print("plan: " + " | ".join(str(row[-1]) for row in plan))
     cmd = [sys.executable, "-m", "quizzer", "--db", url, "list", "--due", "--json"]
@@ -80,7 +89,9 @@ def main() -> None:
         start = time.perf_counter()
         subprocess.run(cmd, check=True, capture_output=True)
         runs.append(time.perf_counter() - start)
-    print(f"quizzer list --due (process, built-in bank over this history): {statistics.median(runs) * 1000:.0f} ms")
+    print(
+        f"quizzer list --due (process, built-in bank over this history): {statistics.median(runs) * 1000:.0f} ms"
+    )
 
 
 if __name__ == "__main__":

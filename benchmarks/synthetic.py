@@ -31,7 +31,8 @@ def synthetic_bank(n: int, seed: int = 0) -> Bank:
             answer=(
                 f"Answer {i}. Bandwidth is $B = N / t$ for `N` bytes.\n\n"
                 "```python\nfor i in range(n):\n    total += x[i]\n```\n\n"
-                + "Filler sentence with **bold** and a list.\n\n- one\n- two\n" * 3
+                + "Filler sentence with **bold** and a list.\n\n- one\n- two\n"
+                * 3
             ),
             key_points=("one", "two", "three"),
             follow_ups=("why?",),

@@ -84,11 +84,13 @@ def list_cmd(
         click.echo(json.dumps([_as_json(bank, q) for q in questions], indent=2))
         return
     table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("id", "topic", "diff", "asked", "question"):
-        table.add_column(column, no_wrap=True, overflow="fold" if column == "id" else "ellipsis")
+    widest = max((len(q.id) for q in questions), default=2)
+    table.add_column("id", no_wrap=True, min_width=min(widest, 40))
+    table.add_column("asked", no_wrap=True, overflow="ellipsis", min_width=12, max_width=22)
+    table.add_column("question", no_wrap=True, overflow="ellipsis", min_width=10)
     for q in questions:
         asked = f"{q.times_asked:>2}  {asked_label(bank, q, top=2)}" if q.times_asked else "-"
-        table.add_row(q.id, q.topic, q.difficulty[0].upper(), asked, q.question)
+        table.add_row(q.id, asked, q.question)
     console.print(table)
     console.print(f"{len(questions)} question(s)", style="dim")
 

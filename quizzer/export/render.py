@@ -9,6 +9,7 @@ from functools import lru_cache
 from markdown_it import MarkdownIt
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
+from pygments.lexer import Lexer
 from pygments.lexers import TextLexer, get_lexer_by_name
 from pygments.util import ClassNotFound
 
@@ -19,12 +20,21 @@ _PROTECT = re.compile(
 _PLACEHOLDER = "QZMATH{}QZ"
 
 
-def _highlight(code: str, lang: str, _attrs: str) -> str:
+@lru_cache(maxsize=64)
+def _lexer(lang: str) -> Lexer:
     try:
-        lexer = get_lexer_by_name(lang) if lang else TextLexer()
+        return get_lexer_by_name(lang) if lang else TextLexer()
     except ClassNotFound:
-        lexer = TextLexer()
-    body = highlight(code, lexer, HtmlFormatter(nowrap=True))
+        return TextLexer()
+
+
+@lru_cache(maxsize=1)
+def _formatter() -> HtmlFormatter:
+    return HtmlFormatter(nowrap=True)
+
+
+def _highlight(code: str, lang: str, _attrs: str) -> str:
+    body = highlight(code, _lexer(lang), _formatter())
     language = html.escape(lang or "text", quote=True)
     return f'<pre class="hl"><code class="language-{language}">{body}</code></pre>\n'
 
