@@ -15,6 +15,16 @@ from quizzer.exercises.catalog import (
     load_catalog,
 )
 from quizzer.exercises.runner import GradeResult, Metric, TestResult, grade
+from quizzer.exercises.workspace import (
+    ResetResult,
+    ScaffoldResult,
+    Workspace,
+    WorkspaceError,
+    is_pristine,
+    open_workspace,
+    reset,
+    scaffold,
+)
 
 __all__ = [
     "Catalog",
@@ -24,10 +34,18 @@ __all__ = [
     "ExerciseNotReadyError",
     "GradeResult",
     "Metric",
+    "ResetResult",
+    "ScaffoldResult",
     "TestResult",
     "UnknownExerciseError",
+    "Workspace",
+    "WorkspaceError",
     "exercises_dir",
     "get_exercise",
     "grade",
+    "is_pristine",
     "load_catalog",
+    "open_workspace",
+    "reset",
+    "scaffold",
 ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -153,7 +154,7 @@ class Catalog:
         self.entries = entries
         self._by_name = {entry.name: entry for entry in entries}
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[CatalogEntry]:
         return iter(self.entries)
 
     def __contains__(self, name: object) -> bool:

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -135,6 +136,7 @@ def grade(
     track: str | None = None,
     timeout: float | None = None,
     extra_args: list[str] | None = None,
+    on_command: Callable[[list[str]], None] | None = None,
 ) -> GradeResult:
     """Run the grader of ``exercise`` against ``solution_path``; never raises for user code.
 
@@ -154,23 +156,20 @@ def grade(
         report_path.with_name("pytest.ini").write_text("[pytest]\n", encoding="utf-8")
         command = build_command(ex, path, device, track_name, report_path)
         command += list(extra_args or [])
-        start = time.monotonic()
-        returncode, output, timed_out = _run(command, limit, cwd=Path(tmp))
-        duration = round(time.monotonic() - start, 3)
-        report = _read_report(report_path)
-    return _result(
-        ex,
-        path,
-        track_name,
-        device,
-        command,
-        report,
-        returncode,
-        output,
-        timed_out,
-        duration,
-        limit,
-    )
+        if on_command is not None:
+            on_command(command)
+        run = _run(command, limit, cwd=Path(tmp))
+        run.report = _read_report(report_path)
+    return _result(ex, path, track_name, device, command, run, limit)
+
+
+@dataclass
+class _Run:
+    returncode: int | None  # None after a timeout
+    output: str
+    timed_out: bool
+    duration: float
+    report: dict[str, Any] | None = None
 
 
 def _environment() -> dict[str, str]:
@@ -178,13 +177,17 @@ def _environment() -> dict[str, str]:
     parts = [str(_PACKAGE_PARENT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(parts)  # the plugin must import even when not installed
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # keep the package folders clean
+    # no third-party plugins: faster start-up (seconds), and nothing such as a reordering or
+    # timeout plugin installed by the user can change how a grader runs
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     env.pop("PYTEST_ADDOPTS", None)
     env.pop("PYTEST_PLUGINS", None)
     return env
 
 
-def _run(command: list[str], limit: float, cwd: Path) -> tuple[int | None, str, bool]:
+def _run(command: list[str], limit: float, cwd: Path) -> _Run:
     """Run in a new process group; on timeout kill the whole group (spawned ranks too)."""
+    start = time.monotonic()
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(
             command,
@@ -204,7 +207,8 @@ def _run(command: list[str], limit: float, cwd: Path) -> tuple[int | None, str, 
             _kill_group(proc)  # also reaps helpers left behind by a finished grader
         out.seek(0)
         output = out.read().decode("utf-8", errors="replace")
-    return (None if timed_out else proc.returncode), output, timed_out
+    duration = round(time.monotonic() - start, 3)
+    return _Run(None if timed_out else proc.returncode, output, timed_out, duration)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -252,23 +256,12 @@ def _short(nodeid: str | None) -> str:
 
 
 def _result(
-    ex: Exercise,
-    path: Path,
-    track: str,
-    device: str,
-    command: list[str],
-    report: dict[str, Any] | None,
-    returncode: int | None,
-    output: str,
-    timed_out: bool,
-    duration: float,
-    limit: float,
+    ex: Exercise, path: Path, track: str, device: str, command: list[str], run: _Run, limit: float
 ) -> GradeResult:
-    tests = _tests(report)
-    metrics = [Metric(**m) for m in (report or {}).get("metrics", [])]
-    resolved = (report or {}).get("device") or (device if device != "auto" else "unknown")
-    status, message = _classify(report, tests, returncode, output, timed_out, limit)
-    current = (report or {}).get("current")
+    report = run.report or {}
+    tests = _tests(run.report)
+    status, message = _classify(run, tests, limit)
+    current = report.get("current")
     if status in ("timeout", "crashed") and current:
         tests = [t for t in tests if t.nodeid != current]
         tests.append(TestResult(nodeid=current, outcome="error", message=message))
@@ -276,46 +269,43 @@ def _result(
         exercise=ex.name,
         status=status,
         message=message,
-        device=resolved,
+        device=report.get("device") or (device if device != "auto" else "unknown"),
         track=track,
-        duration_s=duration,
+        duration_s=run.duration,
         command=command,
         solution_path=path,
         tests=tests,
-        metrics=metrics,
-        returncode=returncode,
-        output=output[-_OUTPUT_TAIL:],
+        metrics=[Metric(**m) for m in report.get("metrics", [])],
+        returncode=run.returncode,
+        output=run.output[-_OUTPUT_TAIL:],
     )
 
 
-def _classify(
-    report: dict[str, Any] | None,
-    tests: list[TestResult],
-    returncode: int | None,
-    output: str,
-    timed_out: bool,
-    limit: float,
-) -> tuple[Status, str]:
-    current = (report or {}).get("current")
-    if timed_out:
-        return "timeout", f"timed out after {limit:g} s while running {_short(current)}"
+def _last_line(output: str, default: str = "") -> str:
+    return (output.strip().splitlines() or [default])[-1][:300]
+
+
+def _classify(run: _Run, tests: list[TestResult], limit: float) -> tuple[Status, str]:
+    report = run.report
+    current = _short((report or {}).get("current"))
+    if run.timed_out:
+        return "timeout", f"timed out after {limit:g} s while running {current}"
+    if report is None and run.returncode is not None and run.returncode >= 0:
+        return "error", f"the grader could not start: {_last_line(run.output, 'no output')}"
     if report is None or not report.get("finished"):
-        how = _signal_name(returncode)
-        last = (output.strip().splitlines() or [""])[-1][:300]
-        detail = f": {last}" if last and report is None else ""
-        return "crashed", f"the grader process died ({how}) while running {_short(current)}{detail}"
+        how = _signal_name(run.returncode)
+        return "crashed", f"the grader process died ({how}) while running {current}"
     if report.get("solution_error"):
         return "error", report["solution_error"]["message"]
     if report.get("collect_errors"):
-        err = report["collect_errors"][0]
-        return "error", f"the grader could not be loaded: {err['message']}"
+        return "error", f"the grader could not be loaded: {report['collect_errors'][0]['message']}"
     failed = [t for t in tests if t.outcome in ("failed", "error")]
     passed = sum(1 for t in tests if t.outcome == "passed")
     skipped = sum(1 for t in tests if t.outcome == "skipped")
     tail = f", {skipped} skipped" if skipped else ""
     if failed:
         return "failed", f"{len(failed)} of {len(tests)} checks failed ({passed} passed{tail})"
-    if returncode != 0 or passed == 0:
-        last = (output.strip().splitlines() or ["no output"])[-1][:300]
-        return "error", f"the grader exited with {_signal_name(returncode)}: {last}"
+    if run.returncode != 0 or passed == 0:
+        last = _last_line(run.output, "no output")
+        return "error", f"the grader exited with {_signal_name(run.returncode)}: {last}"
     return "passed", f"all {passed} checks passed{tail}"
