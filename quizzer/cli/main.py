@@ -42,9 +42,9 @@ def cli(ctx: click.Context, db: str | None, banks: tuple[Path, ...]) -> None:
 
 
 def _register() -> None:
-    from quizzer.cli import bank_cmd, browse_cmd, exercise_cmd, export_cmd, study_cmd
+    from quizzer.cli import bank_cmd, browse_cmd, exercise_cmd, export_cmd, stats_cmd, study_cmd
 
-    for module in (bank_cmd, browse_cmd, exercise_cmd, export_cmd, study_cmd):
+    for module in (bank_cmd, browse_cmd, exercise_cmd, export_cmd, stats_cmd, study_cmd):
         module.register(cli)
 
 

@@ -123,3 +123,38 @@ def overview(service: ReviewService, targets: list[str]) -> Overview:
         by_company=by_company,
         readiness=[readiness(bank, cards, c) for c in targets if c in bank.companies],
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Retention:
+    reviews: int
+    recalled: int
+
+    @property
+    def rate(self) -> float | None:
+        return self.recalled / self.reviews if self.reviews else None
+
+
+def retention(service: ReviewService, days: int = 30) -> Retention:
+    """True retention: share of reviews of cards in review (not learning) not rated Again."""
+    since = service.clock() - timedelta(days=days)
+    with service.sessions() as session:
+        rows = session.execute(
+            select(ReviewRow.rating).where(
+                ReviewRow.reviewed_at >= since, ReviewRow.state_before == 2
+            )
+        ).all()
+    return Retention(len(rows), sum(1 for (rating,) in rows if rating > 1))
+
+
+def forecast(cards: dict[str, CardInfo], service: ReviewService, days: int = 7) -> list[int]:
+    """Cards falling due on each of the next `days` study days (today includes overdue)."""
+    start = service.day.start_of_day(service.clock())
+    counts = [0] * days
+    for card in cards.values():
+        if card.state == "new" or card.due is None or card.suspended:
+            continue
+        index = max(0, (service.day.start_of_day(card.due) - start).days)
+        if index < days:
+            counts[index] += 1
+    return counts
