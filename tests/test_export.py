@@ -4,15 +4,25 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import re
+import sqlite3
 import time
+import zipfile
 from pathlib import Path
 
+import genanki
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
 
 from quizzer.bank.loader import check_bank
 from quizzer.cli.main import entry
+from quizzer.export import anki as anki_export
+from quizzer.export import render
 from quizzer.export.anki import export_apkg, note_guid
 from quizzer.export.csv_export import export_csv
+from quizzer.export.notes import build_note, build_notes, fork_is_safe
 
 from .conftest import FIXTURES
 
@@ -173,3 +183,159 @@ def test_export_bad_input_is_one_line(capsys, args, message):
     code = entry(args)
     err = capsys.readouterr().err
     assert code != 0 and message in err and err.count("\n") == 1
+
+
+# --- The fast paths change no byte: checked against the plain pipeline they replace. ---
+
+_REFERENCE_MD = MarkdownIt("commonmark", {"html": False, "highlight": render._highlight}).enable(
+    "table"
+)
+
+
+def reference_markdown(text: str) -> str:
+    """render_markdown as it was: every document through one full MarkdownIt instance."""
+    math: list[str] = []
+
+    def protect(match: re.Match[str]) -> str:
+        if match.group(1) is not None:
+            return match.group(1)
+        if match.group(2) is not None:
+            math.append(r"\[" + html.escape(match.group(2).strip()) + r"\]")
+        else:
+            math.append(r"\(" + html.escape(match.group(3).strip()) + r"\)")
+        return render._PLACEHOLDER.format(len(math) - 1)
+
+    rendered = _REFERENCE_MD.render(render._PROTECT.sub(protect, text))
+    for index, formula in enumerate(math):
+        rendered = rendered.replace(render._PLACEHOLDER.format(index), formula)
+    return rendered
+
+
+def reference_list(items) -> str:
+    body = "".join(f"<li>{_REFERENCE_MD.renderInline(item)}</li>" for item in items)
+    return f"<ul>{body}</ul>" if items else ""
+
+
+# Pieces that start or end every block and inline construct, and plain words between them.
+_PIECES = st.sampled_from(
+    [
+        *"abcXYZ019 \t\n\r\0|>#=-_*+~`[]()!<&;:.,?'\"\\/$%@^{}é×",
+        "word",
+        "    ",
+        "\n\n",
+        "```",
+        "~~~",
+        "```python\nx = 1\n",
+        "- ",
+        "* ",
+        "1. ",
+        "2) ",
+        "# ",
+        "> ",
+        "---",
+        "===",
+        "| a | b |\n|---|---|\n",
+        "[x]: http://e.com\n",
+        "[x]",
+        "<b>",
+        "&amp;",
+        "&#35;",
+        "$x$",
+        "$$y$$",
+        "**",
+        "http://e.com",
+    ]
+)
+_MARKDOWN = st.lists(_PIECES, max_size=40).map("".join)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_MARKDOWN)
+def test_render_markdown_matches_the_plain_pipeline(text):
+    assert render.render_markdown(text) == reference_markdown(text)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_MARKDOWN, max_size=3))
+def test_render_list_matches_the_plain_pipeline(items):
+    assert render.render_list(items) == reference_list(items)
+
+
+@pytest.mark.parametrize(
+    "text", ["Why?", "What is a KV cache, and why (2x)?", "Say it", "é ok", "a  b", "x/y: 10%"]
+)
+def test_plain_text_takes_the_shortcut_and_matches(text):
+    assert render._PLAIN_PARAGRAPH.fullmatch(text) and render._PLAIN_INLINE.fullmatch(text)
+    assert render.render_markdown(text) == reference_markdown(text) == f"<p>{text}</p>\n"
+    assert render.render_list([text]) == reference_list([text])
+
+
+def test_real_bank_renders_as_with_the_plain_pipeline():
+    real, _ = check_bank()
+    for q in real.questions.values():
+        assert render.render_markdown(q.question) == reference_markdown(q.question), q.id
+        assert render.render_markdown(q.answer) == reference_markdown(q.answer), q.id
+        assert render.render_list(q.key_points) == reference_list(q.key_points), q.id
+        assert render.render_list(q.follow_ups) == reference_list(q.follow_ups), q.id
+
+
+@pytest.mark.slow
+def test_notes_built_in_worker_processes_equal_notes_built_in_one():
+    if not fork_is_safe():
+        pytest.skip("this process may not fork")
+    real, _ = check_bank()
+    questions = list(real.questions.values())[:60]
+    serial = [build_note(real, q) for q in questions]
+    assert build_notes(real, questions, workers=1) == serial
+    assert build_notes(real, questions, workers=2) == serial
+    assert build_notes(real, questions, workers=3) == serial
+
+
+def genanki_apkg(bank, questions, path: Path, timestamp: float) -> None:
+    """export_apkg as it was: one genanki.Note per question, genanki writes the package."""
+    model = anki_export._model()
+    decks = {
+        anki_export.ROOT_DECK: genanki.Deck(
+            anki_export.deck_id(anki_export.ROOT_DECK), anki_export.ROOT_DECK
+        )
+    }
+    for question in questions:
+        note = build_note(bank, question)
+        if note.deck not in decks:
+            decks[note.deck] = genanki.Deck(anki_export.deck_id(note.deck), note.deck)
+        decks[note.deck].add_note(
+            genanki.Note(
+                model=model,
+                fields=list(note.fields),
+                tags=list(note.tags),
+                guid=genanki.guid_for("quizzer", question.id),
+            )
+        )
+    genanki.Package(list(decks.values())).write_to_file(str(path), timestamp=timestamp)
+
+
+def package_dump(path: Path, tmp_path: Path) -> tuple[list[str], str, bytes]:
+    with zipfile.ZipFile(path) as package:
+        names = package.namelist()
+        media = package.read("media")
+        db = tmp_path / f"{path.stem}.anki2"
+        db.write_bytes(package.read("collection.anki2"))
+    con = sqlite3.connect(db)
+    try:
+        return names, "\n".join(con.iterdump()), media
+    finally:
+        con.close()
+
+
+def test_apkg_holds_what_genanki_would_write(tmp_path):
+    real, _ = check_bank()
+    questions = list(real.questions.values())[:80]  # several topic decks
+    ours, theirs = tmp_path / "ours.apkg", tmp_path / "theirs.apkg"
+    export_apkg(real, questions, ours, timestamp=1_700_000_000.5)
+    genanki_apkg(real, questions, theirs, timestamp=1_700_000_000.5)
+    assert package_dump(ours, tmp_path) == package_dump(theirs, tmp_path)
+
+
+def test_note_guid_is_genankis():
+    for question_id in ("kv-paged", "e-code", "syn-00001", "é"):
+        assert note_guid(question_id) == genanki.guid_for("quizzer", question_id)

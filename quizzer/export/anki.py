@@ -11,7 +11,7 @@ from pathlib import Path
 import genanki
 
 from quizzer.bank.model import Bank, Question
-from quizzer.export.notes import FIELDS, ROOT_DECK, ExportNote, build_note
+from quizzer.export.notes import FIELDS, ROOT_DECK, build_notes
 from quizzer.export.style import CARD_CSS
 
 MODEL_ID = 1_607_392_319  # never change: Anki matches the note type by this id
@@ -64,13 +64,14 @@ def export_apkg(
     path: Path,
     *,
     timestamp: float | None = None,
+    workers: int | None = None,
 ) -> ExportSummary:
     """Write the deck. `timestamp` becomes every note's modification time: Anki only
-    updates an existing note from a package whose note is newer, so it defaults to now."""
+    updates an existing note from a package whose note is newer, so it defaults to now.
+    `workers`: processes that build the notes (see `notes.build_notes`)."""
     model = _model()
     decks: dict[str, genanki.Deck] = {ROOT_DECK: genanki.Deck(deck_id(ROOT_DECK), ROOT_DECK)}
-    for question in questions:
-        note: ExportNote = build_note(bank, question)
+    for note in build_notes(bank, questions, workers=workers):
         if note.deck not in decks:
             decks[note.deck] = genanki.Deck(deck_id(note.deck), note.deck)
         decks[note.deck].add_note(
@@ -78,7 +79,7 @@ def export_apkg(
                 model=model,
                 fields=list(note.fields),
                 tags=list(note.tags),
-                guid=note_guid(question.id),
+                guid=note_guid(note.question_id),
             )
         )
     package = genanki.Package(list(decks.values()))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from quizzer.bank.model import Bank, Question
 from quizzer.export.anki import ExportSummary, note_guid
-from quizzer.export.notes import ROOT_DECK, build_note
+from quizzer.export.notes import ROOT_DECK, build_notes
 
 HEADER = (
     "#separator:Tab",
@@ -35,14 +35,15 @@ def _back(fields: tuple[str, ...]) -> str:
     return "".join(parts)
 
 
-def export_csv(bank: Bank, questions: Sequence[Question], path: Path) -> ExportSummary:
+def export_csv(
+    bank: Bank, questions: Sequence[Question], path: Path, *, workers: int | None = None
+) -> ExportSummary:
     with path.open("w", encoding="utf-8", newline="") as handle:
         handle.write("\n".join(HEADER) + "\n")
         writer = csv.writer(handle, delimiter="\t", quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
-        for question in questions:
-            note = build_note(bank, question)
+        for note in build_notes(bank, questions, workers=workers):
             front = note.fields[1]
             writer.writerow(
-                [note_guid(question.id), front, _back(note.fields), " ".join(note.tags)]
+                [note_guid(note.question_id), front, _back(note.fields), " ".join(note.tags)]
             )
     return ExportSummary(path, len(questions), (ROOT_DECK,))
