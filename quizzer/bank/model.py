@@ -7,7 +7,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-DIFFICULTY_RANK = {"easy": 0, "medium": 1, "hard": 2}
+DIFFICULTIES: tuple[str, ...] = ("easy", "medium", "hard")
+DIFFICULTY_RANK = {name: rank for rank, name in enumerate(DIFFICULTIES)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 SLUG = r"^[a-z0-9][a-z0-9-]*[a-z0-9]$"
 Difficulty = Literal["easy", "medium", "hard"]
-DIFFICULTIES: tuple[str, ...] = ("easy", "medium", "hard")
 
 
 class _Strict(BaseModel):

@@ -33,7 +33,3 @@ def validate(ctx: click.Context, paths: tuple[Path, ...]) -> None:
         ctx.exit(1)
     counts = bank.counts()
     console.print("bank OK: " + ", ".join(f"{n} {name}" for name, n in counts.items()))
-
-
-def register(group: click.Group) -> None:
-    group.add_command(bank_group)

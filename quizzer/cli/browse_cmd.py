@@ -6,8 +6,6 @@ import json
 from collections.abc import Sequence
 
 import click
-from rich.markdown import Markdown
-from rich.panel import Panel
 from rich.table import Table
 
 from quizzer.bank.model import Bank, Question
@@ -100,6 +98,9 @@ def list_cmd(
 @click.pass_context
 def show_cmd(ctx: click.Context, question_id: str) -> None:
     """Show one question with its model answer."""
+    from rich.markdown import Markdown
+    from rich.panel import Panel
+
     bank = state(ctx).bank
     resolved = bank.resolve(question_id)
     if resolved is None:
@@ -127,8 +128,3 @@ def show_cmd(ctx: click.Context, question_id: str) -> None:
             console.print(f"  {ref.title} — {ref.url}", markup=False)
     if question.exercise:
         console.print(f"\nExercise: quizzer exercise {question.exercise}")
-
-
-def register(group: click.Group) -> None:
-    group.add_command(list_cmd)
-    group.add_command(show_cmd)

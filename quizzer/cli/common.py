@@ -9,8 +9,7 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 
-from quizzer.bank.model import Bank, Filters
-from quizzer.bank.schema import DIFFICULTIES
+from quizzer.bank.model import DIFFICULTIES, Bank, Filters
 from quizzer.cli.context import AppContext
 from quizzer.errors import UnknownIdError
 

@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.markdown import Markdown
-from rich.syntax import Syntax
 from rich.table import Table
 
 from quizzer.cli.common import console, err_console, state
@@ -186,6 +184,8 @@ def _watch(run_check: Check) -> None:
 
 
 def _hint(app: AppContext, name: str) -> None:
+    from rich.markdown import Markdown
+
     from quizzer.exercises import get_exercise
 
     hints = get_exercise(name).meta.hints
@@ -204,6 +204,8 @@ def _hint(app: AppContext, name: str) -> None:
 
 
 def _solution(name: str, track: str | None, yes: bool) -> None:
+    from rich.syntax import Syntax
+
     from quizzer.exercises import get_exercise
 
     exercise = get_exercise(name)
@@ -272,7 +274,3 @@ def exercise_cmd(
             ctx.exit(0 if result.passed else 1)
     else:
         _scaffold(app, name, track, directory, do_reset)
-
-
-def register(group: click.Group) -> None:
-    group.add_command(exercise_cmd)

@@ -63,7 +63,3 @@ def export_csv_cmd(ctx: click.Context, output: Path, **filter_args: object) -> N
         raise QuizzerError("no question matches these filters; nothing to export")
     summary = export_csv(bank, questions, _output(output))
     console.print(f"wrote {summary.notes} notes to {summary.path}")
-
-
-def register(group: click.Group) -> None:
-    group.add_command(export_group)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
 
@@ -11,9 +12,34 @@ from quizzer import __version__
 from quizzer.cli.common import err_console
 from quizzer.cli.context import AppContext, Settings
 
+# Each command's module is imported only when that command runs, so a quick command does
+# not pay for the imports of the others.
+COMMANDS = {
+    "bank": ("quizzer.cli.bank_cmd", "bank_group"),
+    "exercise": ("quizzer.cli.exercise_cmd", "exercise_cmd"),
+    "export": ("quizzer.cli.export_cmd", "export_group"),
+    "list": ("quizzer.cli.browse_cmd", "list_cmd"),
+    "show": ("quizzer.cli.browse_cmd", "show_cmd"),
+    "stats": ("quizzer.cli.stats_cmd", "stats_cmd"),
+    "study": ("quizzer.cli.study_cmd", "study_cmd"),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, attr = COMMANDS[cmd_name]
+        command: click.Command = getattr(importlib.import_module(module), attr)
+        return command
+
 
 @click.group(
     name="quizzer",
+    cls=LazyGroup,
     invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -41,18 +67,10 @@ def cli(ctx: click.Context, db: str | None, banks: tuple[Path, ...]) -> None:
         launch(ctx.obj, home=True)
 
 
-def _register() -> None:
-    from quizzer.cli import bank_cmd, browse_cmd, exercise_cmd, export_cmd, stats_cmd, study_cmd
-
-    for module in (bank_cmd, browse_cmd, exercise_cmd, export_cmd, stats_cmd, study_cmd):
-        module.register(cli)
-
-
 def entry(argv: list[str] | None = None) -> int:
     """Run the CLI and return the exit code; expected failures become one line on stderr."""
     from quizzer.errors import QuizzerError
 
-    _register()
     try:
         code = cli.main(args=argv, prog_name="quizzer", standalone_mode=False)
     except click.exceptions.Exit as exc:

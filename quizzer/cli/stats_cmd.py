@@ -66,7 +66,3 @@ def stats_cmd(ctx: click.Context, as_json: bool, companies: tuple[str, ...]) -> 
     console.print(
         "ready = asked themes whose cards are in review with recall >= 90% now", style="dim"
     )
-
-
-def register(group: click.Group) -> None:
-    group.add_command(stats_cmd)

@@ -21,17 +21,19 @@ def launch(
     service.adopt_aliases()
     from quizzer.tui.app import QuizzerApp
 
-    QuizzerApp(service, filters=filters, cram=cram, new_limit=new_limit, start_study=not home).run()
+    app = QuizzerApp(service, filters=filters, cram=cram, new_limit=new_limit, start_study=not home)
+    if not home:
+        app.preload_study()
+    app.run()
 
 
-def register(group: click.Group) -> None:
-    @group.command("study")
-    @filter_options
-    @click.option("--new", "new_limit", type=click.IntRange(min=0), help="At most N new cards.")
-    @click.option("--cram", is_flag=True, help="Review without changing the schedule.")
-    @click.pass_context
-    def study(ctx: click.Context, new_limit: int | None, cram: bool, **filter_args: object) -> None:
-        """Review what is due, then new cards, in the terminal app."""
-        context: AppContext = ctx.find_root().obj
-        filters = make_filters(context.bank, **filter_args)  # type: ignore[arg-type]
-        launch(context, home=False, filters=filters, cram=cram, new_limit=new_limit)
+@click.command("study")
+@filter_options
+@click.option("--new", "new_limit", type=click.IntRange(min=0), help="At most N new cards.")
+@click.option("--cram", is_flag=True, help="Review without changing the schedule.")
+@click.pass_context
+def study_cmd(ctx: click.Context, new_limit: int | None, cram: bool, **filter_args: object) -> None:
+    """Review what is due, then new cards, in the terminal app."""
+    context: AppContext = ctx.find_root().obj
+    filters = make_filters(context.bank, **filter_args)  # type: ignore[arg-type]
+    launch(context, home=False, filters=filters, cram=cram, new_limit=new_limit)

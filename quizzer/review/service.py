@@ -9,17 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import timedelta
-
-from fsrs import Rating as FsrsRating
-from fsrs import Scheduler, State
-from sqlalchemy import delete, select, update
-from sqlalchemy.orm import Session, sessionmaker
+from typing import TYPE_CHECKING
 
 from quizzer.bank.model import Bank, Filters, Question
-from quizzer.db import converters
-from quizzer.db.models import CardRow, ReviewRow
 from quizzer.errors import UnknownIdError
-from quizzer.review import queries
 from quizzer.review.clock import Clock, DayBoundary, system_clock
 from quizzer.review.model import (
     STATE_NAMES,
@@ -30,6 +23,15 @@ from quizzer.review.model import (
     Rating,
     RatingOutcome,
 )
+
+if TYPE_CHECKING:
+    from fsrs import Scheduler
+    from sqlalchemy.orm import Session, sessionmaker
+
+    from quizzer.db.models import CardRow
+
+# SQLAlchemy, fsrs and the ORM models are imported where they are first used, so that
+# importing this module (the study screen does) costs nothing before a query runs.
 
 
 class ReviewService:
@@ -47,7 +49,11 @@ class ReviewService:
         self.bank = bank
         self.clock = clock
         self.limits = limits or Limits()
-        self.scheduler = scheduler or Scheduler(desired_retention=self.limits.desired_retention)
+        if scheduler is None:
+            from fsrs import Scheduler
+
+            scheduler = Scheduler(desired_retention=self.limits.desired_retention)
+        self.scheduler = scheduler
         self.day = day or DayBoundary()
 
     # -- reading -------------------------------------------------------------------------
@@ -68,6 +74,8 @@ class ReviewService:
 
         Daily limits apply unless cramming; cram offers every selected card, schedule aside.
         """
+        from quizzer.review import queries
+
         now = self.clock()
         ids = self._ids(filters)
         selected = ids if ids is not None else list(self.bank.questions)
@@ -92,6 +100,9 @@ class ReviewService:
         return [q.id for q in ranked]
 
     def card(self, question_id: str) -> CardInfo:
+        from quizzer.db import converters
+        from quizzer.db.models import CardRow
+
         question = self._question(question_id)
         with self.sessions() as session:
             row = session.get(CardRow, question.id)
@@ -99,6 +110,11 @@ class ReviewService:
 
     def cards(self) -> dict[str, CardInfo]:
         """Every bank question's card, new ones included (for browsing and stats)."""
+        from sqlalchemy import select
+
+        from quizzer.db import converters
+        from quizzer.db.models import CardRow
+
         now = self.clock()
         with self.sessions() as session:
             rows = {r.question_id: r for r in session.scalars(select(CardRow))}
@@ -109,6 +125,11 @@ class ReviewService:
 
     def preview(self, question_id: str) -> dict[Rating, timedelta]:
         """The interval each rating would give now, exactly as `rate` would apply it."""
+        from fsrs import Rating as FsrsRating
+
+        from quizzer.db import converters
+        from quizzer.db.models import CardRow
+
         question = self._question(question_id)
         now = self.clock()
         with self.sessions() as session:
@@ -120,6 +141,8 @@ class ReviewService:
         return out
 
     def day_counts(self, filters: Filters = Filters()) -> DayCounts:  # noqa: B008
+        from quizzer.review import queries
+
         now = self.clock()
         ids = self._ids(filters)
         with self.sessions() as session:
@@ -131,6 +154,10 @@ class ReviewService:
         return DayCounts(done_reviews, done_new, due, new)
 
     def history(self, question_id: str) -> list[HistoryEntry]:
+        from sqlalchemy import select
+
+        from quizzer.db.models import ReviewRow
+
         question = self._question(question_id)
         ids = [question.id, *question.aliases]
         with self.sessions() as session:
@@ -162,6 +189,12 @@ class ReviewService:
         cram: bool = False,
     ) -> RatingOutcome:
         """Apply a rating and commit it. In cram mode nothing is written."""
+        from fsrs import Rating as FsrsRating
+        from fsrs import State
+
+        from quizzer.db import converters
+        from quizzer.db.models import CardRow, ReviewRow
+
         question = self._question(question_id)
         now = self.clock()
         with self.sessions.begin() as session:
@@ -208,6 +241,11 @@ class ReviewService:
 
     def undo(self) -> str | None:
         """Take back the most recent rating: the card returns to its exact prior state."""
+        from sqlalchemy import delete, select
+
+        from quizzer.db import converters
+        from quizzer.db.models import CardRow, ReviewRow
+
         with self.sessions.begin() as session:
             last = session.scalars(select(ReviewRow).order_by(ReviewRow.id.desc()).limit(1)).first()
             if last is None:
@@ -223,6 +261,10 @@ class ReviewService:
 
     def adopt_aliases(self) -> int:
         """Move schedules and history recorded under a renamed question's old ids."""
+        from sqlalchemy import select, update
+
+        from quizzer.db.models import CardRow, ReviewRow
+
         if not self.bank.aliases:
             return 0
         moved = 0
@@ -248,6 +290,9 @@ class ReviewService:
         return moved
 
     def _ensure_row(self, session: Session, question_id: str) -> CardRow:
+        from quizzer.db import converters
+        from quizzer.db.models import CardRow
+
         question = self._question(question_id)
         row = session.get(CardRow, question.id)
         if row is None:
@@ -267,6 +312,10 @@ class ReviewService:
 
     def reset(self, question_id: str) -> None:
         """Forget the schedule: the card is new again; its review history is kept."""
+        from sqlalchemy import delete
+
+        from quizzer.db.models import CardRow
+
         question = self._question(question_id)
         with self.sessions.begin() as session:
             session.execute(delete(CardRow).where(CardRow.question_id == question.id))

@@ -5,18 +5,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import App
 from textual.binding import Binding
 
 from quizzer.bank.model import Filters
-from quizzer.review.service import ReviewService
 from quizzer.review.session import StudySession
-from quizzer.review.stats import Overview, overview
-from quizzer.tui.screens.browse import BrowseScreen
-from quizzer.tui.screens.help import HelpScreen
-from quizzer.tui.screens.home import HomeScreen
 from quizzer.tui.screens.study import StudyScreen
+
+if TYPE_CHECKING:
+    from quizzer.review.service import ReviewService
+    from quizzer.review.stats import Overview
+
+# The other screens and the stats module are imported when first needed, so that
+# `quizzer study` paints its first card without loading them.
 
 DEFAULT_TARGETS = ["bytedance", "alibaba", "baidu", "tencent", "nvidia"]
 
@@ -45,12 +48,23 @@ class QuizzerApp(App[None]):
         self.start_study = start_study
         self.targets = targets or DEFAULT_TARGETS
         self.timer = timer
+        self.preloaded: StudySession | None = None
+
+    def preload_study(self) -> None:
+        """Load the first study queue now, before `run`: the first card is on the first frame.
+
+        The CLI calls this for `quizzer study`, so a database error is its usual one line.
+        """
+        self.preloaded = self._session(self.cram)
+        self.preloaded.load()
 
     def on_mount(self) -> None:
         # A direct study session paints its first card without computing the home screen.
         if self.start_study:
             self.action_study()
         else:
+            from quizzer.tui.screens.home import HomeScreen
+
             self.push_screen(HomeScreen())
 
     def action_home(self) -> None:
@@ -58,9 +72,13 @@ class QuizzerApp(App[None]):
         if len(self.screen_stack) > 2:
             self.pop_screen()
         else:
+            from quizzer.tui.screens.home import HomeScreen
+
             self.switch_screen(HomeScreen())
 
     def overview(self) -> Overview:
+        from quizzer.review.stats import overview
+
         return overview(self.service, self.targets)
 
     def _session(self, cram: bool) -> StudySession:
@@ -69,13 +87,21 @@ class QuizzerApp(App[None]):
         )
 
     def action_study(self) -> None:
-        self.push_screen(StudyScreen(self._session(self.cram)))
+        session, self.preloaded = self.preloaded, None
+        if session is not None:
+            self.push_screen(StudyScreen(session, loaded=True))
+        else:
+            self.push_screen(StudyScreen(self._session(self.cram)))
 
     def action_cram(self) -> None:
         self.push_screen(StudyScreen(self._session(True)))
 
     def action_browse(self) -> None:
+        from quizzer.tui.screens.browse import BrowseScreen
+
         self.push_screen(BrowseScreen())
 
     def action_help(self) -> None:
+        from quizzer.tui.screens.help import HelpScreen
+
         self.push_screen(HelpScreen())

@@ -7,8 +7,10 @@ from datetime import timedelta
 from fsrs import Card, Scheduler
 from fsrs import Rating as FR
 from sqlalchemy import func, select
+from textual.widgets import Static
 
 from quizzer.bank.model import Filters
+from quizzer.cli.main import entry
 from quizzer.db.models import CardRow, ReviewRow
 from quizzer.review.model import format_interval
 from quizzer.tui.screens.browse import BrowseScreen
@@ -16,6 +18,7 @@ from quizzer.tui.screens.study import StudyScreen
 from quizzer.tui.screens.summary import SummaryScreen
 from quizzer.tui.widgets.rating_bar import RatingBar
 
+from ..conftest import FIXTURES
 from .conftest import settle
 
 
@@ -166,3 +169,38 @@ async def test_empty_queue_shows_summary_not_error(make_app, service):
         await settle(pilot)
         assert isinstance(app.screen, SummaryScreen)
         assert "Cards reviewed   0" in str(app.screen.query_one("#summary").render())
+
+
+async def test_preloaded_session_paints_its_first_card_at_once(make_app, service, small_bank):
+    app = make_app(start_study=True)
+    app.preload_study()  # what `quizzer study` does before the app runs
+    expected = list(app.preloaded.queue)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, StudyScreen) and screen.loaded
+        assert screen.session.queue == expected
+        question = str(screen.query_one("#question", Static).render())
+        assert question == small_bank.questions[expected[0]].question
+        await pilot.press("space", "3")
+        await pilot.pause()
+    assert [r.question_id for r in reviews(service)] == expected[:1]
+
+
+async def test_preloaded_empty_queue_shows_summary(make_app):
+    app = make_app(start_study=True, filters=Filters(topics=("moe",)))
+    app.preload_study()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, SummaryScreen)
+        assert "Cards reviewed   0" in str(app.screen.query_one("#summary").render())
+
+
+def test_study_on_a_corrupt_database_is_one_line(capsys, tmp_path):
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"this is not sqlite" * 100)
+    code = entry(["--bank", str(FIXTURES / "small"), "--db", f"sqlite:///{bad}", "study"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and "corrupt or not a quizzer database" in err
+    assert "Traceback" not in err

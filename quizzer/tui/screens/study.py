@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Markdown, Static
+from textual.widgets import Footer, Static
 
 from quizzer.bank.model import Bank, Question
 from quizzer.review.model import Rating
 from quizzer.review.session import StudySession
-from quizzer.tui.screens.exercise_info import ExerciseScreen
-from quizzer.tui.screens.help import HelpScreen
-from quizzer.tui.screens.summary import SummaryScreen
 from quizzer.tui.widgets.rating_bar import RatingBar
+
+if TYPE_CHECKING:
+    from textual.widgets import Markdown
+
+# The dialogs, the summary screen and the Markdown widget are imported when first needed,
+# so the first question paints without them.
 
 
 def asked_line(bank: Bank, q: Question, top: int = 4) -> str:
@@ -50,24 +55,27 @@ class StudyScreen(Screen[None]):
         Binding("escape,q", "finish", "End"),
     ]
 
-    def __init__(self, session: StudySession) -> None:
+    def __init__(self, session: StudySession, *, loaded: bool = False) -> None:
         super().__init__()
         self.session = session
+        self.loaded = loaded  # the queue is already loaded (`QuizzerApp.preload_study`)
         self.revealed = False
+        self.answer_parts: tuple[Markdown, Markdown] | None = None  # mounted at first reveal
 
     def compose(self) -> ComposeResult:
         yield Static("", id="progress")
         yield Static("", id="meta")
         with VerticalScroll(id="card"):
             yield Static("Loading...", id="question")
-            yield Markdown("", id="answer")
-            yield Markdown("", id="key-points")
         yield RatingBar(id="rating-bar")
         yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#rating-bar").display = False
-        self.load_queue()
+        if self.loaded:
+            self.show_current()
+        else:
+            self.load_queue()
 
     @work(thread=True, exclusive=True)
     def load_queue(self) -> None:
@@ -102,12 +110,9 @@ class StudyScreen(Screen[None]):
             f"[b]{topic}[/b]  ·  {question.difficulty}  ·  {asked_line(bank, question)}"
         )
         self.query_one("#question", Static).update(question.question)
-        answer = self.query_one("#answer", Markdown)
-        answer.update("")
-        answer.display = False
-        points = self.query_one("#key-points", Markdown)
-        points.update("")
-        points.display = False
+        for part in self.answer_parts or ():
+            part.update("")
+            part.display = False
         self.query_one("#rating-bar").display = False
         self.query_one("#card", VerticalScroll).scroll_home(animate=False)
         self.session.mark_shown()
@@ -118,15 +123,21 @@ class StudyScreen(Screen[None]):
             return
         question = self.session.service.bank.questions[qid]
         self.revealed = True
-        answer = self.query_one("#answer", Markdown)
-        answer.update(question.answer)
-        answer.display = True
-        points = self.query_one("#key-points", Markdown)
-        points.update(key_points_markdown(question))
-        points.display = True
+        self.show_answer(question.answer, key_points_markdown(question))
         bar = self.query_one(RatingBar)
         bar.show_intervals(self.session.service.preview(qid))
         bar.display = True
+
+    def show_answer(self, answer: str, points: str) -> None:
+        if self.answer_parts is None:
+            from textual.widgets import Markdown
+
+            self.answer_parts = (Markdown(answer, id="answer"), Markdown(points, id="key-points"))
+            self.query_one("#card", VerticalScroll).mount_all(self.answer_parts)
+            return
+        for part, text in zip(self.answer_parts, (answer, points), strict=True):
+            part.update(text)
+            part.display = True
 
     # -- actions -------------------------------------------------------------------------
 
@@ -172,15 +183,21 @@ class StudyScreen(Screen[None]):
         if exercise is None:
             self.notify("This card has no linked exercise")
             return
+        from quizzer.tui.screens.exercise_info import ExerciseScreen
+
         self.app.push_screen(ExerciseScreen(exercise))
 
     def action_help(self) -> None:
+        from quizzer.tui.screens.help import HelpScreen
+
         self.app.push_screen(HelpScreen())
 
     def action_finish(self) -> None:
         self.finish()
 
     def finish(self) -> None:
+        from quizzer.tui.screens.summary import SummaryScreen
+
         summary = self.session.summary()
         now = self.session.service.clock()
         self.app.switch_screen(SummaryScreen(summary, now))
