@@ -54,3 +54,14 @@ def test_summary(snap_compare, make_app):
         await settle(pilot)
 
     assert snap_compare(make_app(start_study=True), terminal_size=(80, 24), run_before=finish)
+
+
+def test_revealed_answer_light_theme(snap_compare, make_app):
+    async def reveal(pilot) -> None:
+        pilot.app.theme = "textual-light"
+        await settle(pilot)
+        await pilot.press("space")
+        await settle(pilot)
+
+    app = make_app(start_study=True, filters=Filters(topics=("red",), difficulties=("hard",)))
+    assert snap_compare(app, terminal_size=(80, 24), run_before=reveal)

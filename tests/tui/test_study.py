@@ -204,3 +204,14 @@ def test_study_on_a_corrupt_database_is_one_line(capsys, tmp_path):
     assert code == 2
     assert err.count("\n") == 1 and "corrupt or not a quizzer database" in err
     assert "Traceback" not in err
+
+
+async def test_large_terminal_shows_the_whole_card(make_app, service):
+    app = make_app(start_study=True, filters=Filters(topics=("red",), difficulties=("hard",)))
+    async with app.run_test(size=(200, 60)) as pilot:
+        await settle(pilot)
+        await pilot.press("space")
+        await settle(pilot)
+        bar = app.screen.query_one(RatingBar)
+        assert bar.display and bar.region.width > 100
+        assert app.screen.query_one("#card").region.height > 30
