@@ -174,7 +174,12 @@ def run_case(fn: Any, case: dict[str, Any], rank: int, device: str, solution: st
     except Exception as exc:  # the user's code failed
         text = re.sub(r"\[[^\]]*\.(cc|cpp|h):\d+\] ", "", f"{type(exc).__name__}: {exc}")
         text = text.splitlines()[0][:300]
-        kind = "deadlock" if "Timed out" in text or "timed out" in text else "exception"
+        if "Timed out" in text or "timed out" in text:
+            kind = "deadlock"
+        elif "closed by peer" in text or "reset by peer" in text:
+            kind = "peer_closed"  # a consequence: the peer gave up (timed out) or died
+        else:
+            kind = "exception"
         rec.update(kind=kind, error=text + _user_frame(exc, solution))
         return rec
     rec.update(ok=True, seconds=time.perf_counter() - t0, baseline=baseline)
