@@ -49,8 +49,8 @@ def _list(app: AppContext) -> None:
     best = attempts.best()
     bank = app.bank
     table = Table(header_style="bold", box=None, pad_edge=False)
-    for column in ("exercise", "topic", "asked by", "diff", "status", "best result"):
-        width = 22 if column == "asked by" else None
+    for column in ("exercise", "topic", "asked by", "diff", "status", "best"):
+        width = 18 if column == "asked by" else None
         table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=width)
     for entry in catalog:
         if entry.status != "ready":
