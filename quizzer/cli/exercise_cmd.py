@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -160,6 +161,13 @@ def _check_once(
         )
     )
     console.print(render_result(result, verbose=True))  # after the attempt is safely stored
+    missing = re.search(r"No module named '(torch|numba|numpy)'", result.message)
+    if missing:
+        console.print(
+            f"The graders need {missing.group(1)}: pip install 'quizzer[exercises]'",
+            style="bold",
+            markup=False,
+        )
     return result, path
 
 
