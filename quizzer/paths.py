@@ -25,7 +25,9 @@ def bank_dir() -> Path:
 
 
 def exercises_root() -> Path:
-    return _shipped("exercises")
+    """The folder holding exercises/catalog.yaml; ``QUIZZER_EXERCISES_DIR`` overrides it."""
+    override = os.environ.get("QUIZZER_EXERCISES_DIR")
+    return Path(override) if override else _shipped("exercises")
 
 
 def user_data_dir() -> Path:

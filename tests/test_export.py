@@ -127,10 +127,23 @@ def test_reexport_after_edit_updates_in_place(bank, collection, tmp_path):
     assert "MLA compresses" in note_by_id(collection, "e-plain")["Answer"]
 
 
-def test_renamed_question_keeps_its_note_guid():
-    # GUIDs come from ids, never from text: an edited question keeps its note.
-    assert note_guid("kv-paged") == note_guid("kv-paged")
+def test_renamed_question_keeps_its_note(bank, collection, tmp_path):
+    # GUIDs come from a question's first id, never from its text or its current id.
     assert note_guid("kv-paged") != note_guid("kv-paged-2")
+    first = tmp_path / "v1.apkg"
+    export_apkg(bank, list(bank.questions.values()), first, timestamp=time.time() - 60)
+    import_apkg(collection, first)
+    old = bank.questions["e-plain"]
+    renamed = dataclasses.replace(old, id="e-plain-renamed", aliases=("e-plain",))
+    questions = {k: v for k, v in bank.questions.items() if k != "e-plain"}
+    bank2 = dataclasses.replace(bank, questions={**questions, renamed.id: renamed})
+    second = tmp_path / "v2.apkg"
+    export_apkg(bank2, list(bank2.questions.values()), second)
+    import_apkg(collection, second)
+    assert collection.note_count() == len(bank.questions)
+    note = note_by_id(collection, "e-plain-renamed")
+    assert note.guid == note_guid("e-plain")
+    assert not collection.find_notes('"Id:e-plain"')
 
 
 def test_csv_imports_with_same_note_count(bank, collection, tmp_path):

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 DIFFICULTIES: tuple[str, ...] = ("easy", "medium", "hard")
 DIFFICULTY_RANK = {name: rank for rank, name in enumerate(DIFFICULTIES)}
@@ -76,6 +75,12 @@ class Question:
     def companies(self) -> tuple[str, ...]:
         """Companies that ask this question, most frequent first."""
         return tuple(sorted(self.asked_by, key=lambda c: (-self.asked_by[c], c)))
+
+    @property
+    def first_id(self) -> str:
+        """The id this question was first published under (aliases list former ids, oldest
+        first): what identities that must survive renames, like Anki note GUIDs, come from."""
+        return self.aliases[0] if self.aliases else self.id
 
     @property
     def times_asked(self) -> int:
@@ -153,6 +158,16 @@ class Bank:
 
         return sorted(questions, key=key)
 
+    def asked_summary(self, question: Question, top: int = 3) -> str:
+        """'ByteDance x3, Alibaba, Baidu +4': who asks it, most frequent first."""
+        names = []
+        for company in question.companies[:top]:
+            name = self.companies[company].name if company in self.companies else company
+            count = question.asked_by[company]
+            names.append(f"{name} x{count}" if count > 1 else name)
+        more = len(question.asked_by) - top
+        return ", ".join(names) + (f" +{more}" if more > 0 else "")
+
     def counts(self) -> dict[str, int]:
         return {
             "questions": len(self.questions),
@@ -173,12 +188,3 @@ def asked_by_for(themes: Iterable[str], interviews: Iterable[Interview]) -> tupl
             counter[interview.company] += 1
             ids.append(interview.id)
     return counter, ids
-
-
-def source_label(path: Path, root: Path | None) -> str:
-    if root is not None:
-        try:
-            return str(path.relative_to(root.parent))
-        except ValueError:
-            pass
-    return str(path)

@@ -14,19 +14,6 @@ from quizzer.cli.common import check_ids, console, filter_options, make_filters,
 SORTS = ("asked", "id", "topic", "difficulty")
 
 
-def asked_label(bank: Bank, question: Question, top: int = 3) -> str:
-    if not question.asked_by:
-        return "-"
-    names = [
-        f"{bank.companies[c].name}"
-        + (f" x{question.asked_by[c]}" if question.asked_by[c] > 1 else "")
-        for c in question.companies[:top]
-        if c in bank.companies
-    ]
-    more = len(question.asked_by) - top
-    return ", ".join(names) + (f" +{more}" if more > 0 else "")
-
-
 def _sorted(questions: Sequence[Question], sort: str) -> list[Question]:
     keys = {
         "asked": lambda q: (-q.times_asked, q.id),
@@ -87,7 +74,7 @@ def list_cmd(
     table.add_column("asked", no_wrap=True, overflow="ellipsis", min_width=12, max_width=22)
     table.add_column("question", no_wrap=True, overflow="ellipsis", min_width=10)
     for q in questions:
-        asked = f"{q.times_asked:>2}  {asked_label(bank, q, top=2)}" if q.times_asked else "-"
+        asked = f"{q.times_asked:>2}  {bank.asked_summary(q, top=2)}" if q.times_asked else "-"
         table.add_row(q.id, asked, q.question)
     console.print(table)
     console.print(f"{len(questions)} question(s)", style="dim")
@@ -112,7 +99,7 @@ def show_cmd(ctx: click.Context, question_id: str) -> None:
     )
     if question.times_asked:
         console.print(
-            f"Asked in {question.times_asked} interview(s): {asked_label(bank, question, 6)}"
+            f"Asked in {question.times_asked} interview(s): {bank.asked_summary(question, 6)}"
         )
     console.print(Markdown(question.answer))
     console.print("\n[bold]Key points[/bold]")

@@ -5,7 +5,6 @@ Nothing is read at import time; call :func:`load_catalog`.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from functools import cached_property
@@ -16,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from quizzer.errors import QuizzerError, UnknownIdError
+from quizzer.paths import exercises_root
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -38,17 +38,8 @@ class CatalogError(ExerciseError):
 
 
 def exercises_dir() -> Path:
-    """The folder holding catalog.yaml: inside the installed wheel, else the source checkout.
-
-    ``QUIZZER_EXERCISES_DIR`` overrides both (tests, authors of new exercises).
-    """
-    override = os.environ.get("QUIZZER_EXERCISES_DIR")
-    if override:
-        return Path(override)
-    installed = _PACKAGE_DIR / "_data" / "exercises"
-    if (installed / "catalog.yaml").is_file():
-        return installed
-    return _PACKAGE_DIR.parent / "exercises"
+    """The folder holding catalog.yaml (see `quizzer.paths.exercises_root`)."""
+    return exercises_root()
 
 
 class _Strict(BaseModel):

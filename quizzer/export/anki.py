@@ -79,7 +79,7 @@ def export_apkg(
                 model=model,
                 fields=list(note.fields),
                 tags=list(note.tags),
-                guid=note_guid(note.question_id),
+                guid=note_guid(note.guid_source),
             )
         )
     package = genanki.Package(list(decks.values()))

@@ -44,6 +44,6 @@ def export_csv(
         for note in build_notes(bank, questions, workers=workers):
             front = note.fields[1]
             writer.writerow(
-                [note_guid(note.question_id), front, _back(note.fields), " ".join(note.tags)]
+                [note_guid(note.guid_source), front, _back(note.fields), " ".join(note.tags)]
             )
     return ExportSummary(path, len(questions), (ROOT_DECK,))

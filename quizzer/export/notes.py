@@ -32,6 +32,7 @@ FIELDS = (
 @dataclass(frozen=True, slots=True)
 class ExportNote:
     question_id: str
+    guid_source: str  # the question's first id, so a renamed question keeps its note
     fields: tuple[str, ...]
     tags: tuple[str, ...]
     deck: str
@@ -83,7 +84,7 @@ def build_note(bank: Bank, q: Question) -> ExportNote:
         _references(q),
     )
     deck = f"{ROOT_DECK}::{topic.replace('::', ':')}"
-    return ExportNote(q.id, fields, tags_for(bank, q), deck)
+    return ExportNote(q.id, q.first_id, fields, tags_for(bank, q), deck)
 
 
 def fork_is_safe() -> bool:

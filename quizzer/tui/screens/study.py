@@ -23,17 +23,10 @@ if TYPE_CHECKING:
 # so the first question paints without them.
 
 
-def asked_line(bank: Bank, q: Question, top: int = 4) -> str:
+def asked_line(bank: Bank, q: Question) -> str:
     if not q.asked_by:
         return "not in the interview data"
-    names = []
-    for company in q.companies[:top]:
-        name = bank.companies[company].name if company in bank.companies else company
-        count = q.asked_by[company]
-        names.append(f"{name} x{count}" if count > 1 else name)
-    more = len(q.asked_by) - top
-    tail = f", +{more} more" if more > 0 else ""
-    return f"asked in {q.times_asked} interviews: {', '.join(names)}{tail}"
+    return f"asked in {q.times_asked} interviews: {bank.asked_summary(q, top=4)}"
 
 
 def key_points_markdown(q: Question) -> str:
