@@ -24,6 +24,11 @@ def bank_dir() -> Path:
     return _shipped("bank")
 
 
+def shipped_exercises_root() -> Path:
+    """The exercises that ship with quizzer: the names the built-in bank may link to."""
+    return _shipped("exercises")
+
+
 def exercises_root() -> Path:
     """The folder holding exercises/catalog.yaml; ``QUIZZER_EXERCISES_DIR`` overrides it."""
     override = os.environ.get("QUIZZER_EXERCISES_DIR")

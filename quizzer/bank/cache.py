@@ -16,13 +16,13 @@ from pathlib import Path
 from quizzer import __version__
 from quizzer.bank.files import REFERENCE_FILES, question_files
 from quizzer.bank.model import Bank
-from quizzer.paths import bank_dir, exercises_root, user_cache_dir
+from quizzer.paths import bank_dir, shipped_exercises_root, user_cache_dir
 
 
 def _fingerprint(extra: Sequence[Path]) -> str:
     root = bank_dir()
     files = [root / name for name in REFERENCE_FILES]
-    files.append(exercises_root() / "catalog.yaml")
+    files.append(shipped_exercises_root() / "catalog.yaml")
     files += question_files([root / "questions", *extra])
     digest = hashlib.sha256(__version__.encode())
     for path in files:

@@ -10,7 +10,7 @@ from quizzer.bank import schema
 from quizzer.bank.files import question_files
 from quizzer.bank.model import Bank, Company, Interview, Question, Reference, Theme, Topic
 from quizzer.bank.parse import BankError, Problem, parse_yaml, records, suggest
-from quizzer.paths import bank_dir, exercises_root
+from quizzer.paths import bank_dir, shipped_exercises_root
 
 
 def _label(path: Path) -> str:
@@ -59,7 +59,7 @@ def _load_reference(root: Path, problems: list[Problem]) -> Bank:
 
 
 def _load_catalog(problems: list[Problem]) -> dict[str, str]:
-    path = exercises_root() / "catalog.yaml"
+    path = shipped_exercises_root() / "catalog.yaml"
     entries = _load_list(path, schema.CatalogEntry, problems)
     return {r.name: r.status for r, _, _ in entries}
 
