@@ -57,7 +57,7 @@ def main() -> None:
 
     def due_query() -> list[str]:
         with sessions() as s:
-            return queries.due_ids(s, NOW, None, 200)
+            return queries.OrmReads(s).due_ids(NOW, None, 200)
 
     def python_sort() -> list[str]:  # baseline: fetch every card and order in Python
         with sessions() as s:

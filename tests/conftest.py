@@ -58,6 +58,20 @@ def make_service(small_bank: Bank, clock: FixedClock, db_url: str):
     return make
 
 
+def quick_service(url: str, bank: Bank, clock: FixedClock) -> ReviewService:
+    """A service as `quizzer study` builds one: quick first reads, database opened on demand."""
+    from quizzer.db.lazy import LazySessions
+    from quizzer.db.quick import QuickReader
+
+    return ReviewService(
+        LazySessions(url),
+        bank,
+        clock=clock,
+        scheduler=Scheduler(enable_fuzzing=False),
+        quick=QuickReader.open(url),
+    )
+
+
 @pytest.fixture
 def service(make_service) -> ReviewService:
     return make_service()

@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sqlalchemy.orm import sessionmaker
-
     from quizzer.bank.model import Bank
+    from quizzer.db.lazy import LazySessions
     from quizzer.review.service import ReviewService
 
 
@@ -32,7 +31,7 @@ class AppContext:
 
     settings: Settings
     _bank: Bank | None = field(default=None, init=False)
-    _sessions: sessionmaker | None = field(default=None, init=False)
+    _sessions: LazySessions | None = field(default=None, init=False)
 
     @property
     def bank(self) -> Bank:
@@ -43,14 +42,21 @@ class AppContext:
         return self._bank
 
     @property
-    def sessions(self) -> sessionmaker:
+    def sessions(self) -> LazySessions:
+        """The database; it opens (and migrates) when a query first needs it."""
         if self._sessions is None:
-            from quizzer.db.engine import open_database
+            from quizzer.db.lazy import LazySessions
 
-            self._sessions = open_database(self.settings.resolved_db_url)
+            self._sessions = LazySessions(self.settings.resolved_db_url)
         return self._sessions
 
-    def review_service(self, **options: object) -> ReviewService:
+    def review_service(self, *, quick: bool = False) -> ReviewService:
+        """The review service; `quick` lets its first reads run before SQLAlchemy loads."""
         from quizzer.review.service import ReviewService
 
-        return ReviewService(self.sessions, self.bank, **options)  # type: ignore[arg-type]
+        reads = None
+        if quick:
+            from quizzer.db.quick import QuickReader
+
+            reads = QuickReader.open(self.sessions.url)
+        return ReviewService(self.sessions, self.bank, quick=reads)

@@ -17,7 +17,12 @@ def launch(
     cram: bool = False,
     new_limit: int | None = None,
 ) -> None:
-    service = context.review_service()
+    service = context.review_service(quick=True)
+    if service.quick is None:
+        # A first launch, an older schema or another kind of database: open (create,
+        # migrate) it here, where a failure is one line. Otherwise the app opens it in the
+        # background once the first card is on screen.
+        service.open()
     service.adopt_aliases()
     from quizzer.tui.app import QuizzerApp
 

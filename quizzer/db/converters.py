@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fsrs import Card, Scheduler, State
 
 from quizzer.bank.model import Question
-from quizzer.db.models import CardRow
 from quizzer.review.model import STATE_NAMES, CardInfo
+
+if TYPE_CHECKING:
+    from quizzer.db.models import CardRow
+    from quizzer.review.reads import CardFields
+
+# Reading a card works on any `CardFields` (an ORM row or a quick-read record), so this
+# module loads the ORM models only when a row is created.
 
 _SNAPSHOT_FIELDS = (
     "state",
@@ -28,7 +34,7 @@ _SNAPSHOT_FIELDS = (
 )
 
 
-def to_fsrs(row: CardRow | None, now: datetime) -> Card:
+def to_fsrs(row: CardFields | None, now: datetime) -> Card:
     """The fsrs card for a row; a missing or never-reviewed row is a fresh card due now."""
     if row is None or row.last_review is None:
         return Card(card_id=1, state=State.Learning, step=0, due=now)
@@ -53,6 +59,8 @@ def apply_fsrs(row: CardRow, card: Card) -> None:
 
 
 def new_row(question_id: str, now: datetime) -> CardRow:
+    from quizzer.db.models import CardRow
+
     return CardRow(
         question_id=question_id,
         state=int(State.Learning),
@@ -85,7 +93,7 @@ def restore(row: CardRow, text: str) -> None:
 
 
 def card_info(
-    question: Question, row: CardRow | None, scheduler: Scheduler, now: datetime
+    question: Question, row: CardFields | None, scheduler: Scheduler, now: datetime
 ) -> CardInfo:
     started = row is not None and row.last_review is not None
     retrievability = None

@@ -9,9 +9,10 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import sessionmaker
 
+from quizzer.db.schema import HEAD
+
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 BUSY_TIMEOUT_MS = 5000
-HEAD = "0002"  # newest revision in migrations/versions; a test keeps the two in step
 
 
 def make_engine(url: str) -> Engine:

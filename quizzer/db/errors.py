@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 
-def describe_db_error(exc: Exception) -> str | None:
+def describe_db_error(exc: BaseException) -> str | None:
+    import sqlite3
+
     from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, SQLAlchemyError
+
+    if isinstance(exc, sqlite3.Error):  # raised by the quick reads, which bypass SQLAlchemy
+        return f"database error: {exc}"
 
     if isinstance(exc, NoSuchModuleError | ArgumentError):
         return f"bad database URL: {exc}"

@@ -1,4 +1,7 @@
-"""The few queries that must stay fast on a large history (indexed, ordered in SQL)."""
+"""The few queries that must stay fast on a large history (indexed, ordered in SQL).
+
+`quizzer.db.quick` answers the same reads without SQLAlchemy; keep the two in step.
+"""
 
 from __future__ import annotations
 
@@ -65,41 +68,48 @@ def due_query(now: datetime, ids: Collection[str] | None, limit: int | None) -> 
     return query
 
 
-def due_ids(
-    session: Session, now: datetime, ids: Collection[str] | None, limit: int | None
-) -> list[str]:
-    return list(session.scalars(due_query(now, ids, limit)))
+class OrmReads:
+    """`quizzer.review.reads.CardReads` over one SQLAlchemy session (any database)."""
 
+    def __init__(self, session: Session) -> None:
+        self.session = session
 
-def count_due(session: Session, now: datetime, ids: Collection[str] | None) -> int:
-    query = (
-        select(func.count())
-        .select_from(CardRow)
-        .where(CardRow.due <= now, CardRow.last_review.is_not(None), *_available(now))
-    )
-    if ids is not None:
-        query = query.where(CardRow.question_id.in_(ids))
-    return int(session.scalar(query) or 0)
+    def counts_since(self, start: datetime) -> tuple[int, int]:
+        rows = self.session.execute(
+            select(ReviewRow.state_before.is_(None), func.count())
+            .where(ReviewRow.reviewed_at >= start)
+            .group_by(ReviewRow.state_before.is_(None))
+        ).all()
+        counts = {bool(is_new): int(n) for is_new, n in rows}
+        return counts.get(False, 0), counts.get(True, 0)
 
+    def due_ids(self, now: datetime, ids: Collection[str] | None, limit: int | None) -> list[str]:
+        return list(self.session.scalars(due_query(now, ids, limit)))
 
-def not_new_ids(session: Session, now: datetime) -> set[str]:
-    """Cards that are started, suspended or buried: never offered as new."""
-    query = select(CardRow.question_id).where(
-        or_(
-            CardRow.last_review.is_not(None),
-            CardRow.suspended.is_(True),
-            CardRow.buried_until > now,
+    def count_due(self, now: datetime, ids: Collection[str] | None) -> int:
+        query = (
+            select(func.count())
+            .select_from(CardRow)
+            .where(CardRow.due <= now, CardRow.last_review.is_not(None), *_available(now))
         )
-    )
-    return set(session.scalars(query))
+        if ids is not None:
+            query = query.where(CardRow.question_id.in_(ids))
+        return int(self.session.scalar(query) or 0)
 
+    def not_new_ids(self, now: datetime) -> set[str]:
+        query = select(CardRow.question_id).where(
+            or_(
+                CardRow.last_review.is_not(None),
+                CardRow.suspended.is_(True),
+                CardRow.buried_until > now,
+            )
+        )
+        return set(self.session.scalars(query))
 
-def counts_since(session: Session, start: datetime) -> tuple[int, int]:
-    """(reviews of started cards, new cards introduced) since `start`."""
-    rows = session.execute(
-        select(ReviewRow.state_before.is_(None), func.count())
-        .where(ReviewRow.reviewed_at >= start)
-        .group_by(ReviewRow.state_before.is_(None))
-    ).all()
-    counts = {bool(is_new): int(n) for is_new, n in rows}
-    return counts.get(False, 0), counts.get(True, 0)
+    def card(self, question_id: str) -> CardRow | None:
+        return self.session.get(CardRow, question_id)
+
+    def recorded(self, ids: Collection[str]) -> set[str]:
+        cards = select(CardRow.question_id).where(CardRow.question_id.in_(ids))
+        reviews = select(ReviewRow.question_id).where(ReviewRow.question_id.in_(ids))
+        return set(self.session.scalars(cards.union(reviews)))

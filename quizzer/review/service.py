@@ -2,11 +2,16 @@
 
 One database session per unit of work; every rating is committed before it returns, so
 a killed process loses nothing already rated.
+
+The reads behind a study queue (`queue`, `card`, `preview`) go through a `CardReads`.
+Until `open` has run they may use quick reads that need no SQLAlchemy, which is how
+`quizzer study` paints its first card while the database opens in the background.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -28,7 +33,9 @@ if TYPE_CHECKING:
     from fsrs import Scheduler
     from sqlalchemy.orm import Session, sessionmaker
 
+    from quizzer.db.lazy import LazySessions
     from quizzer.db.models import CardRow
+    from quizzer.review.reads import CardReads
 
 # SQLAlchemy, fsrs and the ORM models are imported where they are first used, so that
 # importing this module (the study screen does) costs nothing before a query runs.
@@ -37,13 +44,14 @@ if TYPE_CHECKING:
 class ReviewService:
     def __init__(
         self,
-        sessions: sessionmaker[Session],
+        sessions: sessionmaker[Session] | LazySessions,
         bank: Bank,
         *,
         clock: Clock = system_clock,
         limits: Limits | None = None,
         scheduler: Scheduler | None = None,
         day: DayBoundary | None = None,
+        quick: CardReads | None = None,
     ) -> None:
         self.sessions = sessions
         self.bank = bank
@@ -55,6 +63,24 @@ class ReviewService:
             scheduler = Scheduler(desired_retention=self.limits.desired_retention)
         self.scheduler = scheduler
         self.day = day or DayBoundary()
+        self.quick = quick
+
+    def open(self) -> None:
+        """Open the database (SQLAlchemy, migrations) now; reads use it from then on."""
+        with self.sessions() as session:
+            session.connection()
+        self.quick = None
+
+    @contextmanager
+    def _reads(self) -> Iterator[CardReads]:
+        quick = self.quick
+        if quick is not None:
+            yield quick
+            return
+        from quizzer.review.queries import OrmReads
+
+        with self.sessions() as session:
+            yield OrmReads(session)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -74,20 +100,18 @@ class ReviewService:
 
         Daily limits apply unless cramming; cram offers every selected card, schedule aside.
         """
-        from quizzer.review import queries
-
         now = self.clock()
         ids = self._ids(filters)
         selected = ids if ids is not None else list(self.bank.questions)
-        with self.sessions() as session:
+        with self._reads() as reads:
             if cram:
-                started = queries.due_ids(session, now + timedelta(days=36500), ids, None)
+                started = reads.due_ids(now + timedelta(days=36500), ids, None)
                 fresh = [i for i in selected if i not in set(started)]
                 return self._known(started) + self._rank_new(fresh, filters)
-            done_reviews, done_new = queries.counts_since(session, self.day.start_of_day(now))
+            done_reviews, done_new = reads.counts_since(self.day.start_of_day(now))
             review_room = max(0, self.limits.reviews_per_day - done_reviews)
-            due = queries.due_ids(session, now, ids, review_room)
-            blocked = queries.not_new_ids(session, now)
+            due = reads.due_ids(now, ids, review_room)
+            blocked = reads.not_new_ids(now)
         new_room = max(0, self.limits.new_per_day - done_new)
         fresh = [i for i in selected if i not in blocked]
         return self._known(due) + self._rank_new(fresh, filters)[:new_room]
@@ -101,11 +125,10 @@ class ReviewService:
 
     def card(self, question_id: str) -> CardInfo:
         from quizzer.db import converters
-        from quizzer.db.models import CardRow
 
         question = self._question(question_id)
-        with self.sessions() as session:
-            row = session.get(CardRow, question.id)
+        with self._reads() as reads:
+            row = reads.card(question.id)
             return converters.card_info(question, row, self.scheduler, self.clock())
 
     def cards(self) -> dict[str, CardInfo]:
@@ -128,12 +151,11 @@ class ReviewService:
         from fsrs import Rating as FsrsRating
 
         from quizzer.db import converters
-        from quizzer.db.models import CardRow
 
         question = self._question(question_id)
         now = self.clock()
-        with self.sessions() as session:
-            card = converters.to_fsrs(session.get(CardRow, question.id), now)
+        with self._reads() as reads:
+            card = converters.to_fsrs(reads.card(question.id), now)
         out = {}
         for rating in Rating:
             after, _ = self.scheduler.review_card(card, FsrsRating(int(rating)), now)
@@ -141,14 +163,15 @@ class ReviewService:
         return out
 
     def day_counts(self, filters: Filters = Filters()) -> DayCounts:  # noqa: B008
-        from quizzer.review import queries
+        from quizzer.review.queries import OrmReads
 
         now = self.clock()
         ids = self._ids(filters)
         with self.sessions() as session:
-            done_reviews, done_new = queries.counts_since(session, self.day.start_of_day(now))
-            due = queries.count_due(session, now, ids)
-            blocked = queries.not_new_ids(session, now)
+            reads = OrmReads(session)
+            done_reviews, done_new = reads.counts_since(self.day.start_of_day(now))
+            due = reads.count_due(now, ids)
+            blocked = reads.not_new_ids(now)
         selected = ids if ids is not None else list(self.bank.questions)
         new = sum(1 for i in selected if i not in blocked)
         return DayCounts(done_reviews, done_new, due, new)
@@ -261,12 +284,15 @@ class ReviewService:
 
     def adopt_aliases(self) -> int:
         """Move schedules and history recorded under a renamed question's old ids."""
+        if not self.bank.aliases:
+            return 0
+        with self._reads() as reads:
+            if not reads.recorded(list(self.bank.aliases)):
+                return 0  # the usual case, settled without opening the database
         from sqlalchemy import select, update
 
         from quizzer.db.models import CardRow, ReviewRow
 
-        if not self.bank.aliases:
-            return 0
         moved = 0
         with self.sessions.begin() as session:
             old_rows = session.scalars(

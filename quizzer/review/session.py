@@ -71,9 +71,10 @@ class StudySession:
         self.shown_at = self.timer()
 
     def rate(self, rating: Rating) -> RatingOutcome:
-        qid = self.queue.pop(0)
+        qid = self.queue[0]
         elapsed_ms = int((self.timer() - self.shown_at) * 1000) if self.shown_at else None
         outcome = self.service.rate(qid, rating, duration_ms=elapsed_ms, cram=self.cram)
+        self.queue.pop(0)  # only once the rating is stored: a failed one leaves the card up
         self.done.append((qid, outcome))
         if outcome.became_leech or self.service.card(qid).leech:
             self.leeches.add(qid)
@@ -87,9 +88,10 @@ class StudySession:
         """Take back the last rating of this sitting and show that card again."""
         if not self.done:
             return None
-        qid, outcome = self.done.pop()
+        qid, outcome = self.done[-1]
         if not outcome.cram:
             self.service.undo()
+        self.done.pop()
         if qid in self.queue[::-1]:
             # a re-queued learning card: drop its later copy
             last = len(self.queue) - 1 - self.queue[::-1].index(qid)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from textual import work
 from textual.app import App
 from textual.binding import Binding
 
@@ -66,6 +67,25 @@ class QuizzerApp(App[None]):
             from quizzer.tui.screens.home import HomeScreen
 
             self.push_screen(HomeScreen())
+
+    @work(thread=True, exclusive=True, group="open")
+    def open_database(self) -> None:
+        """Load SQLAlchemy and open the database while the first card is being read.
+
+        The study screen calls this once its first frame is up; it does nothing when the
+        service opened its database before the app started.
+        """
+        if self.service.quick is None:
+            return
+        try:
+            self.service.open()
+        except Exception as exc:  # the app stays up; the failure is a message
+            from quizzer.db.errors import describe_db_error
+
+            reason = describe_db_error(exc) or str(exc)
+            self.call_from_thread(
+                self.notify, f"Could not open the database: {reason}", severity="error"
+            )
 
     def action_home(self) -> None:
         """Back from a finished session: to the screen below, or home if there is none."""

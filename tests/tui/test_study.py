@@ -13,12 +13,13 @@ from quizzer.bank.model import Filters
 from quizzer.cli.main import entry
 from quizzer.db.models import CardRow, ReviewRow
 from quizzer.review.model import format_interval
+from quizzer.tui.app import QuizzerApp
 from quizzer.tui.screens.browse import BrowseScreen
 from quizzer.tui.screens.study import StudyScreen
 from quizzer.tui.screens.summary import SummaryScreen
 from quizzer.tui.widgets.rating_bar import RatingBar
 
-from ..conftest import FIXTURES
+from ..conftest import FIXTURES, quick_service
 from .conftest import settle
 
 
@@ -215,3 +216,59 @@ async def test_large_terminal_shows_the_whole_card(make_app, service):
         bar = app.screen.query_one(RatingBar)
         assert bar.display and bar.region.width > 100
         assert app.screen.query_one("#card").region.height > 30
+
+
+async def test_app_opens_the_database_after_the_first_card(small_bank, clock, db_url):
+    """Quick reads paint the first card; the app opens the database in the background."""
+    from quizzer.db.engine import open_database
+
+    open_database(db_url)  # an existing database, at the newest schema
+    service = quick_service(db_url, small_bank, clock)
+    sessions = service.sessions
+    app = QuizzerApp(service, start_study=True)
+    app.preload_study()
+    assert not sessions.is_open
+    first = app.preloaded.queue[0]
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("space", "3")  # at once: waits for the open if it is still running
+        await settle(pilot)
+        assert sessions.is_open and service.quick is None
+    assert [r.question_id for r in reviews(service)] == [first]
+    assert card_row(service, first).reps == 1
+
+
+async def test_a_locked_database_keeps_the_card_and_says_why(
+    small_bank, clock, db_url, monkeypatch
+):
+    """Another writer holds the lock past the busy timeout: a message, the card stays up."""
+    import sqlite3
+
+    from quizzer.db import engine
+    from quizzer.review.service import ReviewService
+
+    monkeypatch.setattr(engine, "BUSY_TIMEOUT_MS", 100)
+    service = ReviewService(
+        engine.open_database(db_url),
+        small_bank,
+        clock=clock,
+        scheduler=Scheduler(enable_fuzzing=False),
+    )
+    app = QuizzerApp(service, start_study=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        first = app.screen.session.current
+        await pilot.press("space")
+        await pilot.pause()
+        holder = sqlite3.connect(db_url.removeprefix("sqlite:///"))
+        holder.execute("BEGIN EXCLUSIVE")
+        await pilot.press("3")
+        await pilot.pause()
+        assert app.screen.session.current == first and app.screen.revealed
+        messages = [n.message for n in app._notifications]
+        assert any("Could not save the rating" in m and "locked" in m for m in messages)
+        holder.rollback()
+        holder.close()
+        await pilot.press("3")
+        await pilot.pause()
+        assert app.screen.session.current != first
+    assert [r.question_id for r in reviews(service)] == [first]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from textual import on, work
@@ -69,6 +71,8 @@ class StudyScreen(Screen[None]):
             self.show_current()
         else:
             self.load_queue()
+        # Only once this frame is on screen, so the first card does not wait for it.
+        self.call_after_refresh(self.app.open_database)  # type: ignore[attr-defined]
 
     @work(thread=True, exclusive=True)
     def load_queue(self) -> None:
@@ -115,11 +119,13 @@ class StudyScreen(Screen[None]):
         if qid is None or self.revealed:
             return
         question = self.session.service.bank.questions[qid]
-        self.revealed = True
-        self.show_answer(question.answer, key_points_markdown(question))
-        bar = self.query_one(RatingBar)
-        bar.show_intervals(self.session.service.preview(qid))
-        bar.display = True
+        with self._reporting("read the card's schedule"):
+            intervals = self.session.service.preview(qid)
+            self.revealed = True
+            self.show_answer(question.answer, key_points_markdown(question))
+            bar = self.query_one(RatingBar)
+            bar.show_intervals(intervals)
+            bar.display = True
 
     def show_answer(self, answer: str, points: str) -> None:
         if self.answer_parts is None:
@@ -134,29 +140,46 @@ class StudyScreen(Screen[None]):
 
     # -- actions -------------------------------------------------------------------------
 
+    @contextmanager
+    def _reporting(self, what: str) -> Iterator[None]:
+        """A database failure in the block becomes a message; the rest of the block is skipped."""
+        try:
+            yield
+        except Exception as exc:
+            from quizzer.db.errors import describe_db_error
+
+            reason = describe_db_error(exc) or (str(exc) if isinstance(exc, OSError) else None)
+            if reason is None:
+                raise  # a bug, not something the user or the disk did
+            self.notify(f"Could not {what}: {reason}", severity="error", timeout=8)
+
     def action_rate(self, value: int) -> None:
         if not self.revealed or self.session.current is None:
             return
-        outcome = self.session.rate(Rating(value))
-        if outcome.became_leech:
-            self.notify(f"{outcome.question_id} is now a leech (8 lapses)", severity="warning")
-        self.show_current()
+        with self._reporting("save the rating"):
+            outcome = self.session.rate(Rating(value))
+            if outcome.became_leech:
+                self.notify(f"{outcome.question_id} is now a leech (8 lapses)", severity="warning")
+            self.show_current()
 
     @on(RatingBar.Rated)
     def _rated(self, event: RatingBar.Rated) -> None:
         self.action_rate(int(event.rating))
 
     def action_undo(self) -> None:
-        qid = self.session.undo()
-        if qid is None:
-            self.notify("Nothing to undo")
-            return
-        self.notify(f"Undid the rating of {qid}")
-        self.show_current()
+        with self._reporting("undo"):
+            qid = self.session.undo()
+            if qid is None:
+                self.notify("Nothing to undo")
+                return
+            self.notify(f"Undid the rating of {qid}")
+            self.show_current()
 
     def action_suspend(self) -> None:
         qid = self.session.current
-        if qid is not None:
+        if qid is None:
+            return
+        with self._reporting("suspend"):
             self.session.service.suspend(qid)
             self.session.skip()
             self.notify(f"Suspended {qid}")
@@ -164,7 +187,9 @@ class StudyScreen(Screen[None]):
 
     def action_bury(self) -> None:
         qid = self.session.current
-        if qid is not None:
+        if qid is None:
+            return
+        with self._reporting("bury"):
             self.session.service.bury(qid)
             self.session.skip()
             self.notify(f"Buried {qid} until tomorrow")
