@@ -6,6 +6,7 @@ queue before and after the database opens.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import sqlite3
@@ -276,3 +277,29 @@ def test_lazy_sessions_open_once_across_threads(tmp_path):
         s.add(CardRow(question_id="x", due=T0, created_at=T0))
     with sessions() as s:
         assert s.get(CardRow, "x") is not None
+
+
+def test_list_due_reads_without_sqlalchemy_and_matches_the_queue(tmp_path, clock):
+    from quizzer.bank.loader import load_bank
+
+    url = f"sqlite:///{tmp_path / 'l.db'}"
+    bank = load_bank()
+    service = ReviewService(open_database(url), bank, clock=clock)
+    for qid in service.queue()[:5]:
+        service.rate(qid, 1)  # due again within minutes: these lead the queue
+    code = textwrap.dedent(
+        f"""
+        import json, sys
+        from quizzer.cli.main import entry
+        code = entry(["--db", "{url}", "list", "--due", "--json", "--limit", "8"])
+        print("SQLALCHEMY", "sqlalchemy" in sys.modules)
+        sys.exit(code)
+        """
+    )
+    env = {**os.environ, "QUIZZER_HOME": str(tmp_path / "home")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    listed, _, flag = out.stdout.rpartition("SQLALCHEMY")
+    assert flag.strip() == "False"
+    expected = ReviewService(open_database(url), bank).queue()[:8]
+    assert [item["id"] for item in json.loads(listed)] == expected

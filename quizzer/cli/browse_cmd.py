@@ -58,7 +58,7 @@ def list_cmd(
     bank = app.bank
     filters = make_filters(bank, **filter_args)  # type: ignore[arg-type]
     if due:
-        ids = app.review_service().queue(filters)
+        ids = app.review_service(quick=True).queue(filters)
         questions = [bank.questions[i] for i in ids]
         if sort:
             questions = _sorted(questions, sort)

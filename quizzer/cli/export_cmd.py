@@ -37,7 +37,7 @@ def export_anki(ctx: click.Context, output: Path, due_only: bool, **filter_args:
     bank = app.bank
     filters = make_filters(bank, **filter_args)  # type: ignore[arg-type]
     if due_only:
-        questions = [bank.questions[i] for i in app.review_service().queue(filters)]
+        questions = [bank.questions[i] for i in app.review_service(quick=True).queue(filters)]
     else:
         questions = bank.select(filters)
     if not questions:
