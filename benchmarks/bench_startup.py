@@ -5,7 +5,9 @@ existing, migrated database (an untimed first run creates it, like a first launc
 stops once the first question is on screen. The baseline is a bare Textual app showing
 one Markdown widget, stopped after its first paint. The clock stops when a run reports
 its paint; the time to process exit (interpreter teardown included) is shown too.
-Prints medians and the ratio (target <= 1.3).
+Prints medians and the ratio (target <= 1.3). It also times loading the bank from its
+cache against parsing and validating every YAML file (the baseline), each in a fresh
+interpreter.
 
 Run: python benchmarks/bench_startup.py [--runs 7]
 """
@@ -58,6 +60,26 @@ textual.app.App.run = lambda self, **kw: run(self, headless=True)
 sys.exit(entry(["--db", sys.argv[1], "study"]))
 """
 
+BANK_LOAD = """
+import sys, time
+from quizzer.bank.cache import load_bank_cached
+from quizzer.bank.loader import check_bank
+load = load_bank_cached if sys.argv[1] == "cached" else lambda: check_bank()[0]
+start = time.perf_counter()
+bank = load()
+print(f"{time.perf_counter() - start:.6f} {len(bank.questions)}")
+"""
+
+
+def bank_load_ms(kind: str, runs: int, env: dict[str, str]) -> float:
+    times = []
+    for _ in range(runs):
+        out = subprocess.run(
+            [sys.executable, "-c", BANK_LOAD, kind], capture_output=True, text=True, env=env
+        )
+        times.append(float(out.stdout.split()[0]) * 1000)
+    return statistics.median(times)
+
 
 def measure(code: str, *args: str, env: dict[str, str] | None = None) -> tuple[float, float]:
     """(seconds to the first paint, seconds to process exit) of one fresh interpreter."""
@@ -109,6 +131,13 @@ def main() -> None:
     print(f"quizzer study, first card:     {q * 1000:.0f} ms (median of {args.runs})")
     print(f"to process exit: bare {be * 1000:.0f} ms, quizzer {qe * 1000:.0f} ms ({qe / be:.2f})")
     print(f"ratio: {q / b:.2f}   target <= 1.3")
+    env = {**os.environ, "QUIZZER_HOME": tempfile.mkdtemp()}
+    bank_load_ms("cached", 1, env)  # writes the cache
+    cached, parsed = bank_load_ms("cached", 5, env), bank_load_ms("parse", 3, env)
+    print(
+        f"bank load: from cache {cached:.0f} ms, parse and validate {parsed:.0f} ms"
+        f"   ratio {cached / parsed:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+import random
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from fsrs import Scheduler
 
 from quizzer.cli.main import entry
+from quizzer.db.engine import open_database
 from quizzer.review import stats
+from quizzer.review.clock import DayBoundary, FixedClock
 from quizzer.review.model import Rating
+from quizzer.review.service import ReviewService
 
 
 def test_streak_counts_consecutive_study_days(service, clock):
@@ -18,6 +26,57 @@ def test_streak_counts_consecutive_study_days(service, clock):
     assert stats.streak(service) == 3  # today not studied yet: the streak still holds
     clock.advance(timedelta(days=1))
     assert stats.streak(service) == 0
+
+
+def local_day_service(tmp_path, bank, clock: FixedClock, tz: ZoneInfo) -> ReviewService:
+    return ReviewService(
+        open_database(f"sqlite:///{tmp_path / 's.db'}"),
+        bank,
+        clock=clock,
+        scheduler=Scheduler(enable_fuzzing=False),
+        day=DayBoundary(tz=tz, hour=4),
+    )
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_streak_matches_study_days_across_a_dst_change(small_bank, tmp_path, seed):
+    """Random histories around the March DST switch, against local calendar days (4 am)."""
+    tz = ZoneInfo("America/New_York")
+    rng = random.Random(seed)
+    local = datetime(2026, 3, 20, 3, 30, tzinfo=tz) + timedelta(hours=rng.choice([0, 2, 12]))
+    now = local.astimezone(UTC)  # the scheduler takes UTC; the day boundary is local
+    clock = FixedClock(now)
+    service = local_day_service(tmp_path, small_bank, clock, tz)
+    gap = rng.randint(3, 25)
+    times = [now - timedelta(minutes=rng.randint(0, 60))]  # maybe today, maybe yesterday
+    times += [now - timedelta(days=d, hours=rng.uniform(-3, 3)) for d in range(1, 30) if d != gap]
+    times += [datetime(2026, 3, 8, 4, 0, tzinfo=tz), datetime(2026, 3, 9, 3, 59, tzinfo=tz)]
+    for at in times:
+        clock.now = at.astimezone(UTC)
+        service.rate("t-lru", Rating.AGAIN)
+    clock.now = now
+    local_days = {(t.astimezone(tz) - timedelta(hours=4)).date() for t in times}
+    today = (now.astimezone(tz) - timedelta(hours=4)).date()
+    day = today if today in local_days else today - timedelta(days=1)
+    expected = 0
+    while day in local_days:
+        expected += 1
+        day -= timedelta(days=1)
+    assert expected > 0
+    assert stats.streak(service) == expected
+
+
+def test_a_day_before_the_dst_switch_starts_at_its_own_4_am(small_bank, tmp_path):
+    """3:30 am EST on 7 March belongs to 6 March's study day, so 7 March is a gap."""
+    tz = ZoneInfo("America/New_York")
+    clock = FixedClock(datetime(2026, 3, 10, 12, tzinfo=tz).astimezone(UTC))
+    service = local_day_service(tmp_path, small_bank, clock, tz)
+    now = clock.now
+    for day, hour, minute in [(10, 10, 0), (9, 10, 0), (8, 10, 0), (7, 3, 30), (6, 10, 0)]:
+        clock.now = datetime(2026, 3, day, hour, minute, tzinfo=tz).astimezone(UTC)
+        service.rate("t-lru", Rating.AGAIN)
+    clock.now = now
+    assert stats.streak(service) == 3
 
 
 def test_retention_counts_only_review_cards(service, clock):

@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import case, func, select
 
 from quizzer.bank.model import Bank
 from quizzer.db.models import ReviewRow
@@ -49,18 +49,33 @@ class Overview:
 
 
 def streak(service: ReviewService) -> int:
-    """Consecutive study days with at least one review, ending today (or yesterday)."""
+    """Consecutive study days with at least one review, ending today (or yesterday).
+
+    One indexed lookup per day walked back, so a long history costs no more than the
+    streak is long.
+    """
     now = service.clock()
-    start = service.day.start_of_day(now)
-    since = start - timedelta(days=400)
+    day = service.day
     with service.sessions() as session:
-        times = session.scalars(select(ReviewRow.reviewed_at).where(ReviewRow.reviewed_at >= since))
-        days = {(start - service.day.start_of_day(t)).days for t in times}
-    count = 0
-    day = 0 if 0 in days else 1
-    while day in days:
-        count += 1
-        day += 1
+
+        def studied(begin: datetime, end: datetime) -> bool:
+            query = (
+                select(ReviewRow.id)
+                .where(ReviewRow.reviewed_at >= begin, ReviewRow.reviewed_at < end)
+                .limit(1)
+            )
+            return session.scalar(query) is not None
+
+        def before(begin: datetime) -> tuple[datetime, datetime]:
+            return day.start_of_day(begin - timedelta(microseconds=1)), begin
+
+        begin, end = day.start_of_day(now), day.start_of_next_day(now)
+        if not studied(begin, end):  # nothing yet today: the streak may still end yesterday
+            begin, end = before(begin)
+        count = 0
+        while studied(begin, end):
+            count += 1
+            begin, end = before(begin)
     return count
 
 
@@ -138,13 +153,13 @@ class Retention:
 def retention(service: ReviewService, days: int = 30) -> Retention:
     """True retention: share of reviews of cards in review (not learning) not rated Again."""
     since = service.clock() - timedelta(days=days)
+    recalled = func.coalesce(func.sum(case((ReviewRow.rating > 1, 1), else_=0)), 0)
+    query = select(func.count(), recalled).where(
+        ReviewRow.reviewed_at >= since, ReviewRow.state_before == 2
+    )
     with service.sessions() as session:
-        rows = session.execute(
-            select(ReviewRow.rating).where(
-                ReviewRow.reviewed_at >= since, ReviewRow.state_before == 2
-            )
-        ).all()
-    return Retention(len(rows), sum(1 for (rating,) in rows if rating > 1))
+        reviews, kept = session.execute(query).one()
+    return Retention(int(reviews), int(kept))
 
 
 def forecast(cards: dict[str, CardInfo], service: ReviewService, days: int = 7) -> list[int]:
