@@ -237,38 +237,74 @@ async def test_app_opens_the_database_after_the_first_card(small_bank, clock, db
     assert card_row(service, first).reps == 1
 
 
-async def test_a_locked_database_keeps_the_card_and_says_why(
-    small_bank, clock, db_url, monkeypatch
-):
-    """Another writer holds the lock past the busy timeout: a message, the card stays up."""
-    import sqlite3
-
+def short_timeout_service(small_bank, clock, db_url, monkeypatch):
+    """A service whose writes give up after 100 ms when another writer holds the lock."""
     from quizzer.db import engine
     from quizzer.review.service import ReviewService
 
     monkeypatch.setattr(engine, "BUSY_TIMEOUT_MS", 100)
-    service = ReviewService(
+    return ReviewService(
         engine.open_database(db_url),
         small_bank,
         clock=clock,
         scheduler=Scheduler(enable_fuzzing=False),
     )
+
+
+def hold_write_lock(db_url: str):
+    import sqlite3
+
+    holder = sqlite3.connect(db_url.removeprefix("sqlite:///"))
+    holder.execute("BEGIN EXCLUSIVE")
+    return holder
+
+
+def error_messages(app) -> list[str]:
+    return [n.message for n in app._notifications if n.severity == "error"]
+
+
+async def test_a_locked_database_keeps_the_card_and_says_why(
+    small_bank, clock, db_url, monkeypatch
+):
+    """Another writer holds the lock past the busy timeout: a message, the card stays up."""
+    service = short_timeout_service(small_bank, clock, db_url, monkeypatch)
     app = QuizzerApp(service, start_study=True)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         first = app.screen.session.current
         await pilot.press("space")
         await pilot.pause()
-        holder = sqlite3.connect(db_url.removeprefix("sqlite:///"))
-        holder.execute("BEGIN EXCLUSIVE")
+        holder = hold_write_lock(db_url)
         await pilot.press("3")
         await pilot.pause()
         assert app.screen.session.current == first and app.screen.revealed
-        messages = [n.message for n in app._notifications]
-        assert any("Could not save the rating" in m and "locked" in m for m in messages)
+        assert any("Could not save the rating" in m and "locked" in m for m in error_messages(app))
         holder.rollback()
         holder.close()
         await pilot.press("3")
         await pilot.pause()
         assert app.screen.session.current != first
     assert [r.question_id for r in reviews(service)] == [first]
+
+
+async def test_browse_on_a_locked_database_says_why_and_changes_nothing(
+    small_bank, clock, db_url, monkeypatch
+):
+    service = short_timeout_service(small_bank, clock, db_url, monkeypatch)
+    app = QuizzerApp(service)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        await pilot.press(*"topic:kv")
+        await pilot.pause()
+        holder = hold_write_lock(db_url)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert any("Could not suspend" in m for m in error_messages(app))
+        assert isinstance(app.screen, BrowseScreen) and not app.screen.cards["t-kv"].suspended
+        holder.rollback()
+        holder.close()
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+    assert card_row(service, "t-kv").suspended

@@ -11,6 +11,7 @@ from textual.widgets import DataTable, Footer, Input, Markdown
 
 from quizzer.review.browse import CardQuery, describe_card, search_cards
 from quizzer.review.model import CardInfo
+from quizzer.tui.reporting import reporting
 
 
 class BrowseScreen(Screen[None]):
@@ -87,9 +88,10 @@ class BrowseScreen(Screen[None]):
 
     def show_detail(self, qid: str) -> None:
         service = self.app.service  # type: ignore[attr-defined]
-        card = service.card(qid)
-        text = describe_card(service.bank, card, service.history(qid))
-        self.query_one("#detail-text", Markdown).update(text)
+        with reporting(self, "read the card"):
+            card = service.card(qid)
+            text = describe_card(service.bank, card, service.history(qid))
+            self.query_one("#detail-text", Markdown).update(text)
 
     def _changed(self, qid: str, message: str) -> None:
         self.cards[qid] = self.app.service.card(qid)  # type: ignore[attr-defined]
@@ -101,11 +103,14 @@ class BrowseScreen(Screen[None]):
         if qid is None:
             return
         suspended = not self.cards[qid].suspended
-        self.app.service.suspend(qid, suspended)  # type: ignore[attr-defined]
-        self._changed(qid, f"{'Suspended' if suspended else 'Unsuspended'} {qid}")
+        with reporting(self, "suspend" if suspended else "unsuspend"):
+            self.app.service.suspend(qid, suspended)  # type: ignore[attr-defined]
+            self._changed(qid, f"{'Suspended' if suspended else 'Unsuspended'} {qid}")
 
     def action_reset(self) -> None:
         qid = self.current_id()
-        if qid is not None:
+        if qid is None:
+            return
+        with reporting(self, "reset"):
             self.app.service.reset(qid)  # type: ignore[attr-defined]
             self._changed(qid, f"Reset {qid}: it is new again (history kept)")

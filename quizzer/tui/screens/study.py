@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from textual import on, work
@@ -16,6 +14,7 @@ from textual.widgets import Footer, Static
 from quizzer.bank.model import Bank, Question
 from quizzer.review.model import Rating
 from quizzer.review.session import StudySession
+from quizzer.tui.reporting import reporting
 from quizzer.tui.widgets.rating_bar import RatingBar
 
 if TYPE_CHECKING:
@@ -119,7 +118,7 @@ class StudyScreen(Screen[None]):
         if qid is None or self.revealed:
             return
         question = self.session.service.bank.questions[qid]
-        with self._reporting("read the card's schedule"):
+        with reporting(self, "read the card's schedule"):
             intervals = self.session.service.preview(qid)
             self.revealed = True
             self.show_answer(question.answer, key_points_markdown(question))
@@ -140,23 +139,10 @@ class StudyScreen(Screen[None]):
 
     # -- actions -------------------------------------------------------------------------
 
-    @contextmanager
-    def _reporting(self, what: str) -> Iterator[None]:
-        """A database failure in the block becomes a message; the rest of the block is skipped."""
-        try:
-            yield
-        except Exception as exc:
-            from quizzer.db.errors import describe_db_error
-
-            reason = describe_db_error(exc) or (str(exc) if isinstance(exc, OSError) else None)
-            if reason is None:
-                raise  # a bug, not something the user or the disk did
-            self.notify(f"Could not {what}: {reason}", severity="error", timeout=8)
-
     def action_rate(self, value: int) -> None:
         if not self.revealed or self.session.current is None:
             return
-        with self._reporting("save the rating"):
+        with reporting(self, "save the rating"):
             outcome = self.session.rate(Rating(value))
             if outcome.became_leech:
                 self.notify(f"{outcome.question_id} is now a leech (8 lapses)", severity="warning")
@@ -167,7 +153,7 @@ class StudyScreen(Screen[None]):
         self.action_rate(int(event.rating))
 
     def action_undo(self) -> None:
-        with self._reporting("undo"):
+        with reporting(self, "undo"):
             qid = self.session.undo()
             if qid is None:
                 self.notify("Nothing to undo")
@@ -179,7 +165,7 @@ class StudyScreen(Screen[None]):
         qid = self.session.current
         if qid is None:
             return
-        with self._reporting("suspend"):
+        with reporting(self, "suspend"):
             self.session.service.suspend(qid)
             self.session.skip()
             self.notify(f"Suspended {qid}")
@@ -189,7 +175,7 @@ class StudyScreen(Screen[None]):
         qid = self.session.current
         if qid is None:
             return
-        with self._reporting("bury"):
+        with reporting(self, "bury"):
             self.session.service.bury(qid)
             self.session.skip()
             self.notify(f"Buried {qid} until tomorrow")
