@@ -6,6 +6,8 @@ import dataclasses
 import html
 import re
 import sqlite3
+import subprocess
+import sys
 import time
 import zipfile
 from pathlib import Path
@@ -22,7 +24,7 @@ from quizzer.export import anki as anki_export
 from quizzer.export import render
 from quizzer.export.anki import export_apkg, note_guid
 from quizzer.export.csv_export import export_csv
-from quizzer.export.notes import build_note, build_notes, fork_is_safe
+from quizzer.export.notes import build_note
 
 from .conftest import FIXTURES
 
@@ -292,16 +294,30 @@ def test_real_bank_renders_as_with_the_plain_pipeline():
         assert render.render_list(q.follow_ups) == reference_list(q.follow_ups), q.id
 
 
+WORKERS_EQUAL_SERIAL = """
+import sys
+from quizzer.bank.loader import check_bank
+from quizzer.export.notes import build_note, build_notes, fork_is_safe
+
+if not fork_is_safe():
+    sys.exit("this interpreter has threads, so build_notes would not fork")
+real, _ = check_bank()
+questions = list(real.questions.values())[:60]
+serial = [build_note(real, q) for q in questions]
+for workers in (1, 2, 3):
+    assert build_notes(real, questions, workers=workers) == serial, workers
+print("EQUAL")
+"""
+
+
 @pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="export forks only on Linux")
 def test_notes_built_in_worker_processes_equal_notes_built_in_one():
-    if not fork_is_safe():
-        pytest.skip("this process may not fork")
-    real, _ = check_bank()
-    questions = list(real.questions.values())[:60]
-    serial = [build_note(real, q) for q in questions]
-    assert build_notes(real, questions, workers=1) == serial
-    assert build_notes(real, questions, workers=2) == serial
-    assert build_notes(real, questions, workers=3) == serial
+    """In a fresh interpreter: this one has threads by now, and then nothing forks."""
+    out = subprocess.run(
+        [sys.executable, "-c", WORKERS_EQUAL_SERIAL], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0 and "EQUAL" in out.stdout, out.stderr[-2000:]
 
 
 def genanki_apkg(bank, questions, path: Path, timestamp: float) -> None:
