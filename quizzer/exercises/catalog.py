@@ -160,8 +160,9 @@ class Catalog:
         entry = self._by_name.get(name) if isinstance(name, str) else None
         if entry is None:
             shown = name if len(str(name)) <= 60 else str(name)[:57] + "..."
+            ready = ", ".join(e.name for e in self.entries if e.status == "ready")
             raise UnknownExerciseError(
-                f"unknown exercise {shown!r} (known: {', '.join(self.names)})"
+                f"unknown exercise {shown!r} (ready: {ready}; `quizzer exercise` lists them all)"
             )
         return entry
 

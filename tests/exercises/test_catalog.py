@@ -30,8 +30,10 @@ def test_catalog_order_and_status() -> None:
     assert CATALOG.names[:4] == ["ring-allreduce", "kv-cache", "gptq", "cuda-reduce"]
     with pytest.raises(ExerciseNotReadyError):
         CATALOG.get("cuda-gemm")
-    with pytest.raises(UnknownExerciseError, match=r"unknown exercise '\.\./x'"):
+    with pytest.raises(UnknownExerciseError, match=r"unknown exercise '\.\./x'") as info:
         CATALOG.get("../x")
+    ready = ", ".join(n for n in CATALOG.names if CATALOG.entry(n).status == "ready")
+    assert f"(ready: {ready};" in str(info.value) and "cuda-gemm" not in str(info.value)
 
 
 @pytest.mark.parametrize("name", READY)
