@@ -13,21 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from quizzer.exercises.catalog import Mutant, load_catalog
-from quizzer.exercises.runner import GradeResult, grade
+from quizzer.exercises.catalog import Mutant
+from quizzer.exercises.runner import grade
 
-EXERCISE = load_catalog(Path(__file__).resolve().parents[2] / "exercises").get("cuda-reduce")
+from .meta import CATALOG, explain
+
+EXERCISE = CATALOG.get("cuda-reduce")
 TRACKS = [t.name for t in EXERCISE.meta.tracks]
 MUTANTS = EXERCISE.meta.mutants
 NO_NVCC = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not found")
 
 pytestmark = pytest.mark.slow
-
-
-def explain(result: GradeResult) -> str:
-    lines = [f"{result.status}: {result.message}"]
-    lines += [f"  {t.name}: {t.outcome}: {t.message[:300]}" for t in result.failures[:8]]
-    return "\n".join([*lines, result.output[-1500:]])
 
 
 def needs(track: str) -> list[pytest.MarkDecorator]:

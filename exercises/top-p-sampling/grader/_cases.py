@@ -1,0 +1,191 @@
+"""Building and describing batches for the grader, and calling the user's filter safely."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import _sampling_reference as ref
+import pytest
+import torch
+
+NAMES = ("logits", "temperature", "top_k", "top_p")
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One call's inputs, already on the device under test."""
+
+    logits: torch.Tensor  # [B, V]
+    temperature: torch.Tensor  # [B]
+    top_k: torch.Tensor  # [B] int64
+    top_p: torch.Tensor  # [B]
+
+    @property
+    def args(self) -> tuple[torch.Tensor, ...]:
+        return (self.logits, self.temperature, self.top_k, self.top_p)
+
+    def summary(self) -> str:
+        b, v = self.logits.shape
+        return f"B={b}, V={v}, {str(self.logits.dtype).removeprefix('torch.')}"
+
+    def describe(self, row: int) -> str:
+        """The inputs of one row, short enough for a one-line failure message."""
+        z = self.logits[row].double().cpu().tolist()
+        shown = ", ".join(f"{x:.4g}" for x in z[:8]) + (
+            f", ... ({len(z)} values)" if len(z) > 8 else ""
+        )
+        t = float(self.temperature[row])
+        text = (
+            f"row {row} of {self.summary()}: T={t:g}, top_k={int(self.top_k[row])}, "
+            f"top_p={float(self.top_p[row]):g}, logits=[{shown}]"
+        )
+        if t > 0 and len(z) <= 8:  # small rows: the probabilities the filters see
+            probs = torch.softmax(torch.tensor(z, dtype=torch.float64) / t, dim=0).tolist()
+            text += " (softmax(logits / T) = [" + ", ".join(f"{p:.4g}" for p in probs) + "])"
+        return text
+
+
+def batch(
+    logits: Sequence[Sequence[float]] | torch.Tensor,
+    temperature: Sequence[float],
+    top_k: Sequence[int],
+    top_p: Sequence[float],
+    device: str,
+    dtype: torch.dtype = torch.float64,
+) -> Batch:
+    z = logits if isinstance(logits, torch.Tensor) else torch.tensor(logits, dtype=torch.float64)
+    return Batch(
+        z.to(device=device, dtype=dtype),
+        torch.tensor(temperature, dtype=dtype, device=device),
+        torch.tensor(top_k, dtype=torch.int64, device=device),
+        torch.tensor(top_p, dtype=dtype, device=device),
+    )
+
+
+def log_probs(*rows: Sequence[float]) -> list[list[float]]:
+    """Logits whose softmax at T = 1 is the given distribution (up to rounding)."""
+    return [[math.log(p) for p in row] for row in rows]
+
+
+def random_batch(
+    b: int,
+    v: int,
+    seed: int,
+    device: str,
+    dtype: torch.dtype = torch.float64,
+    ties: bool = False,
+    scale: float = 2.0,
+    margin: float = 1e-9,
+) -> Batch:
+    """Per-row random parameters; a row whose top-p decision lies within ``margin`` of top_p
+    is drawn again, so rounding can never decide which tokens survive."""
+    rng = random.Random(seed)
+    gen = torch.Generator().manual_seed(seed)
+    rows, temps, ks, ps = [], [], [], []
+    while len(rows) < b:
+        if ties:  # small integers: many exactly equal logits
+            z = torch.randint(-3, 4, (v,), generator=gen).double()
+        else:
+            z = torch.randn(v, generator=gen, dtype=torch.float64) * scale
+        z = z.to(dtype).double()  # exactly representable in the dtype under test
+        t = float(torch.tensor(rng.choice([0.0, 0.3, 1.0, 2.0]), dtype=dtype))
+        k = rng.choice([0, 0, 1, 3, v, v + 5])
+        p = float(torch.tensor(rng.choice([1.0, 0.9, 0.9, 0.5, 1e-6]), dtype=dtype))
+        if ref.filter_row(z.tolist(), t, k, p).margin < margin:
+            continue
+        rows.append(z)
+        temps.append(t)
+        ks.append(k)
+        ps.append(p)
+    return batch(torch.stack(rows), temps, ks, ps, device, dtype)
+
+
+def call_filter(fn: Callable[..., torch.Tensor], case: Batch) -> torch.Tensor:
+    """The user's result as float64 on the CPU, after checking its form and the inputs."""
+    before = [x.clone() for x in case.args]
+    try:
+        out = fn(*case.args)
+    except NotImplementedError as exc:
+        pytest.fail(
+            f"filter_probs is not implemented yet (NotImplementedError: {exc})", pytrace=False
+        )
+    except Exception as exc:
+        pytest.fail(
+            f"filter_probs raised {type(exc).__name__}: {exc} ({case.summary()})", pytrace=False
+        )
+    for name, old, new in zip(NAMES, before, case.args, strict=True):
+        if not torch.equal(old, new):
+            pytest.fail(
+                f"filter_probs modified its input `{name}` in place ({case.summary()}): "
+                "compute on new tensors (logits / T, not logits.div_(T))",
+                pytrace=False,
+            )
+    if not isinstance(out, torch.Tensor):
+        pytest.fail(f"filter_probs must return a torch.Tensor, got {type(out).__name__}")
+    shape = tuple(case.logits.shape)
+    assert tuple(out.shape) == shape, (
+        f"filter_probs returned shape {tuple(out.shape)}, expected {shape} ({case.summary()})"
+    )
+    assert out.dtype == case.logits.dtype, (
+        f"filter_probs returned dtype {out.dtype}, expected the dtype of logits "
+        f"({case.logits.dtype})"
+    )
+    assert out.device == case.logits.device, (
+        f"filter_probs returned a tensor on {out.device}, logits are on {case.logits.device}"
+    )
+    bad = ~torch.isfinite(out)
+    if bool(bad.any()):
+        row = int(bad.nonzero()[0, 0])
+        pytest.fail(f"filter_probs returned NaN or inf for {case.describe(row)}", pytrace=False)
+    return out.detach().double().cpu()
+
+
+def _ids(indices: list[int]) -> str:
+    return str(indices) if len(indices) <= 10 else f"{indices[:10]} ... ({len(indices)} tokens)"
+
+
+def assert_rows(
+    got: torch.Tensor,
+    want: torch.Tensor,
+    case: Batch,
+    rule: str,
+    atol: float = 1e-10,
+    sum_tol: float = 1e-9,
+    tiny: float = 0.0,
+) -> None:
+    """Row by row: the same surviving tokens (removed ones exactly 0), a sum of 1, the same
+    values. ``tiny``: reference probabilities below it may come back as 0 (float32 underflow)."""
+    for row in range(got.shape[0]):
+        g, w = got[row], want[row]
+        unsure = (w > 0) & (w < tiny)
+        has = [int(i) for i in ((g != 0) & ~unsure).nonzero().flatten()]
+        wants = [int(i) for i in ((w != 0) & ~unsure).nonzero().flatten()]
+        if has != wants:
+            missing = sorted(set(wants) - set(has))
+            extra = sorted(set(has) - set(wants))
+            diff = [f"missing {_ids(missing)}"] if missing else []
+            diff += [f"should be exactly 0: {_ids(extra)}"] if extra else []
+            pytest.fail(
+                f"{rule}. For {case.describe(row)}: expected nonzero probability on tokens "
+                f"{_ids(wants)}, got {_ids(has)} ({'; '.join(diff)})",
+                pytrace=False,
+            )
+        total = float(g.sum())
+        if abs(total - 1.0) > sum_tol:
+            pytest.fail(
+                f"the filtered probabilities are not renormalised: for {case.describe(row)} the "
+                f"row sums to {total:.6g}, expected 1 (divide the surviving probabilities by "
+                "their sum after filtering)",
+                pytrace=False,
+            )
+        err = (g - w).abs()
+        if float(err.max()) > atol:
+            i = int(err.argmax())
+            pytest.fail(
+                f"{rule}. For {case.describe(row)}: token {i} has probability {float(g[i]):.6g}, "
+                f"expected {float(w[i]):.6g}",
+                pytrace=False,
+            )
