@@ -18,11 +18,12 @@ from .meta import CATALOG, explain
 class Expect:
     min_passed: int = 1
     skipped: int | None = None  # exactly this many checks skip on a CPU (GPU-only ones)
-    fail_fast: bool = True  # starter and mutants stop at the first failing check (-x)
+    # starter and mutants stop at the first failing check (-x): it must already name the
+    # property, and a deadlocking ring costs one 10 s timeout instead of three
+    fail_fast: bool = True
 
 
 EXPECT = {
-    # a deadlocking ring then costs one 10 s timeout instead of three
     "ring-allreduce": Expect(min_passed=20),
     "kv-cache": Expect(min_passed=20, fail_fast=False),
     "gptq": Expect(min_passed=20),
