@@ -1,13 +1,17 @@
 """Parse bank YAML into validated records; every problem is collected with file and line.
 
-YAML is read with a subclass of the safe loader whose only change is that tags it
-cannot construct (``!!python/...`` and any other) become located problems instead of
-aborting the file, so one run reports everything.
+YAML is read with the safe loader, with one step between composing the node tree and
+constructing values: every node whose tag is not a plain YAML type (``!!python/...``,
+``!foo``, ``!!set``...), every scalar its tag cannot parse (``!!int 1e99999``) and every
+key that is a list or mapping becomes a located problem and a null, so nothing is built
+from an unknown tag, nothing raises, and one run reports everything. Files over
+`MAX_FILE_BYTES` are refused before they are read.
 """
 
 from __future__ import annotations
 
 import difflib
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,42 +49,160 @@ class BankError(QuizzerError):
 
 
 class _Loader(_Base):  # type: ignore[misc, valid-type]
-    problems: list[tuple[int, str]]
+    """The safe loader; `_clean_tree` runs between composing and constructing."""
 
 
-def _undefined_tag(loader: _Loader, node: yaml.Node) -> None:
-    tag = node.tag.replace("tag:yaml.org,2002:", "!!")
-    why = "unsafe tag" if tag.startswith("!!python/") else "unknown tag"
-    loader.problems.append((node.start_mark.line + 1, f"{why} {tag} is not allowed"))
+MAX_FILE_BYTES = 4 * 1024 * 1024  # 20x the largest shipped file; about 3 s to validate
+_CORE = "tag:yaml.org,2002:"
+_STR, _SEQ, _MAP = _CORE + "str", _CORE + "seq", _CORE + "map"
+_SCALARS = {_CORE + kind: kind for kind in ("str", "int", "float", "bool", "null", "timestamp")}
+_KIND = {yaml.SequenceNode: ("list", _SEQ), yaml.MappingNode: ("mapping", _MAP)}
+
+Slot = list  # a mutable place holding a node: [node], or a mapping's [key, value] pair
+
+
+def _tag_problem(node: yaml.Node) -> str | None:
+    """Why this node's tag is refused, or None when it is one of the plain YAML types."""
+    tag, short = node.tag, node.tag.replace(_CORE, "!!")
+    if isinstance(node, yaml.ScalarNode):
+        if tag == _CORE + "value":  # a lone '=' resolves to this tag: keep it as text
+            node.tag = tag = _STR
+        kind, fits = "single value", tag in _SCALARS
+    else:
+        kind, expected = _KIND[type(node)]
+        fits = tag == expected
+    if fits:
+        return None
+    if tag in (_SEQ, _MAP, *_SCALARS):
+        return f"tag {short} does not fit a {kind}"
+    if short.startswith("!!python/"):
+        return f"unsafe tag {short} is not allowed"
+    return f"{'tag' if tag.startswith(_CORE) else 'unknown tag'} {short} is not allowed"
+
+
+def _scalar_problem(loader: _Loader, node: yaml.ScalarNode) -> str | None:
+    """Why a plain scalar cannot become a value (e.g. '!!int 1e9', '2026-02-30'), if it can't."""
+    if node.tag == _STR:
+        return None
+    try:
+        loader.yaml_constructors[node.tag](loader, node)
+    except Exception:
+        value = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+        return f"'{value}' is not a valid {_SCALARS[node.tag]}"
     return None
 
 
-_Loader.add_constructor(None, _undefined_tag)
+def _node_problem(loader: _Loader, node: yaml.Node) -> str | None:
+    problem = _tag_problem(node)
+    if problem is None and isinstance(node, yaml.ScalarNode):
+        problem = _scalar_problem(loader, node)
+    return problem
+
+
+def _key_problem(loader: _Loader, key: yaml.Node) -> str | None:
+    if not isinstance(key, yaml.ScalarNode):
+        tag = _tag_problem(key)
+        return f"a key must be a single value, not a {_KIND[type(key)][0]}" + (
+            f"; {tag}" if tag else ""
+        )
+    if key.tag == _CORE + "merge":
+        return "merge keys ('<<') are not supported"
+    return _node_problem(loader, key)
+
+
+def _clean_tree(loader: _Loader, root: yaml.Node, problems: list[tuple[int, str]]) -> yaml.Node:
+    """Replace every node that could not be built safely by a null, with a located problem.
+
+    Nothing is constructed from a tag outside the plain YAML types, a value its tag cannot
+    parse never reaches a constructor, and a key is always a hashable scalar. Iterative,
+    so deep nesting costs no recursion; each node is checked once, aliases included.
+    """
+    top: Slot = [root]
+    stack: list[tuple[Slot, int]] = [(top, 0)]
+    done: dict[int, yaml.Node] = {}  # id of a checked node -> what stands in its place
+    while stack:
+        slot, index = stack.pop()
+        node = slot[index]
+        if id(node) in done:
+            slot[index] = done[id(node)]
+            continue
+        problem = _node_problem(loader, node)
+        if problem is not None:
+            problems.append((node.start_mark.line + 1, problem))
+            slot[index] = yaml.ScalarNode(_CORE + "null", "", node.start_mark, node.end_mark)
+        done[id(node)] = slot[index]
+        if problem is None and isinstance(node, yaml.SequenceNode):
+            stack.extend((node.value, i) for i in range(len(node.value)))
+        elif problem is None and isinstance(node, yaml.MappingNode):
+            pairs = []
+            for key, value in node.value:
+                why = _key_problem(loader, key)
+                if why is not None:
+                    problems.append((key.start_mark.line + 1, why))
+                    continue
+                pairs.append([key, value])
+            node.value = pairs
+            stack.extend((pair, 1) for pair in pairs)
+    return top[0]
+
+
+def _read(path: Path, label: str) -> tuple[str | None, Problem | None]:
+    """The file's text, refused before any parsing when it is not a regular file or too big."""
+    limit = f"a bank file may be at most {MAX_FILE_BYTES // 2**20} MB; split it into several"
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            return None, Problem(label, 0, "cannot read file: not a regular file")
+        if info.st_size > MAX_FILE_BYTES:
+            return None, Problem(label, 0, f"file is {info.st_size / 2**20:.1f} MB; {limit}")
+        with path.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        return None, Problem(label, 0, f"cannot read file: {exc.strerror or exc}")
+    if len(data) > MAX_FILE_BYTES:  # it grew while being read
+        return None, Problem(label, 0, f"file is over the limit; {limit}")
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return None, Problem(label, line, "not UTF-8 text")
 
 
 def parse_yaml(path: Path, label: str) -> tuple[Any, yaml.Node | None, list[Problem]]:
-    """Parse one file; returns data, its node tree (for line numbers) and problems."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, None, [Problem(label, 0, f"cannot read file: {exc}")]
+    """Parse one file; returns data, its node tree (for line numbers) and problems.
+
+    Never raises: unreadable, oversized, malformed or tagged input comes back as problems.
+    """
+    text, refused = _read(path, label)
+    if text is None:
+        return None, None, [refused] if refused else []
     loader = _Loader(text)
-    loader.problems = []
+    found: list[tuple[int, str]] = []
     try:
         node = loader.get_single_node()
+        if node is not None:
+            node = _clean_tree(loader, node, found)
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else 0
-        message = f"YAML syntax error: {exc.problem}"
-        if exc.context and exc.context_mark and exc.context_mark is not mark:
-            message += f" ({exc.context} at line {exc.context_mark.line + 1})"
-        return None, None, [Problem(label, line, message)]
+        return None, None, [_syntax_problem(exc, label)]
     except yaml.YAMLError as exc:
-        return None, None, [Problem(label, 0, f"YAML error: {exc}")]
+        position = getattr(exc, "position", None)
+        line = text[:position].count("\n") + 1 if isinstance(position, int) else 0
+        return None, None, [Problem(label, line, f"YAML error: {exc}".splitlines()[0])]
+    except RecursionError:
+        return None, None, [Problem(label, 0, "YAML error: nested too deeply")]
     finally:
         loader.dispose()
-    return data, node, [Problem(label, line, msg) for line, msg in loader.problems]
+    return data, node, [Problem(label, line, msg) for line, msg in found]
+
+
+def _syntax_problem(exc: yaml.MarkedYAMLError, label: str) -> Problem:
+    mark = exc.problem_mark or exc.context_mark
+    line = mark.line + 1 if mark else 0
+    message = f"YAML syntax error: {exc.problem}"
+    if exc.context and exc.context_mark and exc.context_mark is not mark:
+        message += f" ({exc.context} at line {exc.context_mark.line + 1})"
+    return Problem(label, line, message)
 
 
 def locate(node: yaml.Node | None, loc: Sequence[Any]) -> int:
@@ -158,6 +280,8 @@ def _duplicate_keys(
         return
     seen: set[str] = set()
     for key, _ in node.value:
+        if not isinstance(key.value, str):
+            continue
         if key.value in seen:
             problems.append(
                 Problem(label, key.start_mark.line + 1, f"duplicate key '{key.value}'", qid)
