@@ -1,8 +1,14 @@
-"""A tab-separated file with Anki's header lines, importable without any add-on."""
+"""A tab-separated file with Anki's header lines, importable without any add-on.
+
+Every field is quoted and no line of a field starts with `#`, so Anki (2.1.55+), which
+reads a line starting with `#` as a comment, imports exactly one note per question even
+when a GUID (base91) or a line of a rendered answer starts with one.
+"""
 
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,6 +25,14 @@ HEADER = (
     "#tags column:4",
     "#columns:GUID\tFront\tBack\tTags",
 )
+
+
+_LINE_HASH = re.compile(r"^#", re.MULTILINE)
+
+
+def _no_comment(field: str) -> str:
+    """`#` at the start of a line becomes `&#35;`: the same character once Anki renders it."""
+    return _LINE_HASH.sub("&#35;", field) if "#" in field else field
 
 
 def _back(fields: tuple[str, ...]) -> str:
@@ -38,12 +52,18 @@ def _back(fields: tuple[str, ...]) -> str:
 def export_csv(
     bank: Bank, questions: Sequence[Question], path: Path, *, workers: int | None = None
 ) -> ExportSummary:
+    """Write one quoted row a question: GUID, front, back (HTML) and tags."""
     with path.open("w", encoding="utf-8", newline="") as handle:
         handle.write("\n".join(HEADER) + "\n")
-        writer = csv.writer(handle, delimiter="\t", quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
+        writer = csv.writer(handle, delimiter="\t", quoting=csv.QUOTE_ALL, lineterminator="\n")
         for note in build_notes(bank, questions, workers=workers):
-            front = note.fields[1]
+            front = _no_comment(note.fields[1])
             writer.writerow(
-                [note_guid(note.guid_source), front, _back(note.fields), " ".join(note.tags)]
+                [
+                    note_guid(note.guid_source),
+                    front,
+                    _no_comment(_back(note.fields)),
+                    " ".join(note.tags),
+                ]
             )
     return ExportSummary(path, len(questions), (ROOT_DECK,))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import multiprocessing
 import os
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,6 +28,15 @@ FIELDS = (
     "Topic",
     "References",
 )
+
+
+# Anki plays `[sound:x]` and acts on `[anki:...]` tags wherever they appear in a field.
+_MEDIA_TAG = re.compile(r"\[(?=\s*/?\s*(?:sound|anki)\s*:)", re.IGNORECASE)
+
+
+def inert(field: str) -> str:
+    """The field with Anki's media tags made plain text: `[sound:x]` shows, never plays."""
+    return _MEDIA_TAG.sub("&#91;", field) if "[" in field else field
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +93,7 @@ def build_note(bank: Bank, q: Question) -> ExportNote:
         html.escape(topic),
         _references(q),
     )
+    fields = tuple(inert(field) for field in fields)
     deck = f"{ROOT_DECK}::{topic.replace('::', ':')}"
     return ExportNote(q.id, q.first_id, fields, tags_for(bank, q), deck)
 
