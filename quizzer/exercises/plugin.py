@@ -1,8 +1,10 @@
 """Pytest plugin that every exercise grader runs under (``-p quizzer.exercises.plugin``).
 
-Options: ``--solution PATH`` (the user's file), ``--device {auto,cpu,cuda}``, ``--track NAME``
-and ``--quizzer-report PATH`` (JSON results, rewritten after every test so that a run killed
-for a timeout or a crash still says how far it got).
+Options: ``--solution PATH`` (the user's file), ``--device {auto,cpu,cuda}``, ``--track NAME``;
+from the runner, ``--quizzer-key-fd N`` and ``--quizzer-results-fd N`` (results are sent as
+signed events as they happen, so a run killed for a timeout or a crash still says how far it
+got: see :mod:`quizzer.exercises.channel`) and ``--quizzer-memory-limit BYTES`` (the address
+space of a CPU-only run).
 
 Fixtures: ``solution_path``, ``solution`` (the user's module, freshly imported), ``device``
 ("cpu" or "cuda"), ``track`` and ``record_metric(name, value, unit)``.
@@ -14,11 +16,10 @@ This module must not import torch: device ``auto`` imports it lazily, inside the
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
-import json
 import os
 import sys
-import time
 import traceback
 import uuid
 from collections.abc import Callable, Iterator
@@ -28,8 +29,11 @@ from typing import Any
 
 import pytest
 
-REPORT_VERSION = 1
+from quizzer.exercises import guard
+from quizzer.exercises.channel import Sender, read_key
+
 _MAX_DETAILS = 4000
+_MAX_MESSAGE = 4000
 _KEY = pytest.StashKey["_Collector"]()
 
 
@@ -46,8 +50,10 @@ def load_solution(path: str | os.PathLike[str], name: str | None = None) -> Modu
     """Import the user's file as a fresh module with a unique name.
 
     Raises SolutionLoadError with a one-paragraph message naming the file and line.
-    Also usable from spawned helper processes (e.g. the ring-allreduce ranks).
+    Also usable from spawned helper processes (e.g. the ring-allreduce ranks). In a guarded
+    run the reference guard is installed first, so the user's code never runs without it.
     """
+    guard.install()
     path = Path(path)
     if not path.is_file():
         raise SolutionLoadError("import", f"solution file not found: {path}")
@@ -60,6 +66,8 @@ def load_solution(path: str | os.PathLike[str], name: str | None = None) -> Modu
         text = (exc.text or "").strip()
         detail = f"\n    {text}" if text else ""
         raise SolutionLoadError("syntax", f"syntax error in {where}: {exc.msg}{detail}") from None
+    except guard.ReferenceSolutionError as exc:
+        raise SolutionLoadError("import", str(exc)) from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise SolutionLoadError("import", f"cannot read {path}: {exc}") from None
     spec = importlib.util.spec_from_file_location(mod_name, path)
@@ -87,21 +95,19 @@ def _import_failure(path: Path, exc: BaseException) -> str:
 
 
 class _Collector:
-    """Accumulates per-test results and metrics, and writes the JSON report."""
+    """Accumulates per-test results and sends each event to the runner as it happens."""
 
-    def __init__(self, config: pytest.Config, report_path: Path | None) -> None:
+    def __init__(self, config: pytest.Config, sender: Sender | None) -> None:
         self.config = config
-        self.report_path = report_path
+        self.sender = sender
         self.tests: dict[str, dict[str, Any]] = {}
-        self.metrics: list[dict[str, Any]] = []
-        self.collect_errors: list[dict[str, str]] = []
-        self.solution_error: dict[str, str] | None = None
-        self.current: str | None = None
         self.device = "cpu"
         self.track = ""
-        self.started = time.time()
-        self.finished = False
-        self.exitstatus: int | None = None
+
+    def send(self, kind: str, **fields: Any) -> None:
+        """One event to the runner (nothing when run without one)."""
+        if self.sender is not None:
+            self.sender.send(kind, **fields)
 
     def record(self, report: pytest.TestReport, message: str) -> None:
         entry = self.tests.setdefault(
@@ -118,39 +124,27 @@ class _Collector:
         if report.when == "teardown" and entry["outcome"] == "running":
             entry["outcome"] = "passed"
         if message and not entry["message"]:
-            entry["message"] = message
+            entry["message"] = message[:_MAX_MESSAGE]
             entry["details"] = report.longreprtext[-_MAX_DETAILS:] if report.failed else ""
+        if report.when == "teardown":
+            self.send("test", entry=entry)
+
+    def solution_failed(self, kind: str, message: str) -> None:
+        """The user's file could not be imported."""
+        self.send("solution_error", error_kind=kind, message=message[:_MAX_MESSAGE])
+
+    def reference_used(self, message: str) -> None:
+        """The guard caught the user's code using the shipped reference."""
+        self.send("reference", message=message[:_MAX_MESSAGE])
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:  # a grader bug or a missing dependency, never the user's code
             lines = report.longreprtext.strip().splitlines()
             message = lines[-1] if lines else "collection failed"
-            self.collect_errors.append({"nodeid": report.nodeid, "message": message})
-            self.write()
+            self.send("collect_error", nodeid=report.nodeid, message=message[:_MAX_MESSAGE])
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
-        self.current = nodeid
-        self.write()
-
-    def write(self) -> None:
-        if self.report_path is None:
-            return
-        data = {
-            "version": REPORT_VERSION,
-            "device": self.device,
-            "track": self.track,
-            "finished": self.finished,
-            "exitstatus": self.exitstatus,
-            "current": self.current,
-            "solution_error": self.solution_error,
-            "collect_errors": self.collect_errors,
-            "tests": list(self.tests.values()),
-            "metrics": self.metrics,
-            "duration_s": round(time.time() - self.started, 3),
-        }
-        tmp = self.report_path.with_name(self.report_path.name + ".tmp")
-        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-        os.replace(tmp, self.report_path)
+        self.send("start", nodeid=nodeid)
 
 
 def _collector(config: pytest.Config) -> _Collector:
@@ -176,19 +170,45 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--solution", default=None, help="path of the user's solution file")
     group.addoption("--device", default="cpu", choices=("auto", "cpu", "cuda"))
     group.addoption("--track", default="", help="exercise track being graded")
-    group.addoption("--quizzer-report", default=None, help="write JSON results to this path")
+    group.addoption("--quizzer-key-fd", type=int, default=None, help="read the results key here")
+    group.addoption("--quizzer-results-fd", type=int, default=None, help="send results here")
+    group.addoption("--quizzer-memory-limit", type=int, default=None, help="bytes, CPU runs")
+
+
+def _sender(config: pytest.Config) -> Sender | None:
+    """Read (and close) the key before any user code is imported; None without a runner."""
+    key_fd = config.getoption("--quizzer-key-fd")
+    results_fd = config.getoption("--quizzer-results-fd")
+    if key_fd is None or results_fd is None:
+        return None
+    return Sender(results_fd, read_key(key_fd))
+
+
+def _limit_memory(limit: int | None) -> None:
+    """Cap the address space (CPU runs only: CUDA reserves more virtual memory than this)."""
+    if not limit:
+        return
+    with contextlib.suppress(ImportError, ValueError, OSError):
+        import resource
+
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cuda: needs a CUDA GPU (skipped on cpu)")
     config.addinivalue_line("markers", "track(name): only for this exercise track")
-    report = config.getoption("--quizzer-report")
-    collector = _Collector(config, Path(report) if report else None)
-    collector.device = _resolve_device(config.getoption("--device"))
-    collector.track = config.getoption("--track") or ""
+    collector = _Collector(config, _sender(config))
     config.stash[_KEY] = collector
     config.pluginmanager.register(collector, "quizzer-collector")
-    collector.write()
+    guard.set_reporter(collector.reference_used)
+    collector.device = _resolve_device(config.getoption("--device"))
+    collector.track = config.getoption("--track") or ""
+    if collector.device == "cpu":
+        _limit_memory(config.getoption("--quizzer-memory-limit"))
+    collector.send("config", device=collector.device, track=collector.track)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -208,10 +228,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     message = ""
     if call.excinfo is not None and report.outcome != "passed":
         message = _message(call.excinfo)
-    collector = _collector(item.config)
-    collector.record(report, message)
-    if report.when == "teardown":
-        collector.write()
+    _collector(item.config).record(report, message)
     return report
 
 
@@ -230,11 +247,7 @@ def _message(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    collector = _collector(session.config)
-    collector.finished = True
-    collector.current = None
-    collector.exitstatus = int(exitstatus)
-    collector.write()
+    _collector(session.config).send("finish", exitstatus=int(exitstatus))
 
 
 # ---------------------------------------------------------------- fixtures
@@ -253,7 +266,7 @@ def solution(solution_path: Path, pytestconfig: pytest.Config) -> ModuleType:
     try:
         return load_solution(solution_path)
     except SolutionLoadError as exc:
-        _collector(pytestconfig).solution_error = {"kind": exc.kind, "message": exc.message}
+        _collector(pytestconfig).solution_failed(exc.kind, exc.message)
         pytest.fail(exc.message, pytrace=False)
 
 
@@ -274,8 +287,6 @@ def record_metric(
     collector = _collector(request.config)
 
     def record(name: str, value: float, unit: str) -> None:
-        collector.metrics.append(
-            {"name": name, "value": float(value), "unit": unit, "test": request.node.nodeid}
-        )
+        collector.send("metric", name=name, value=float(value), unit=unit, test=request.node.nodeid)
 
     return record

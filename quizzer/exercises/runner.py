@@ -1,36 +1,42 @@
 """Grade a solution file: run the exercise's pytest grader in a subprocess with a timeout.
 
-The grader process runs ``sys.executable -m pytest GRADER -p quizzer.exercises.plugin ...``
-in its own process group; the plugin writes a JSON report after every test, so a hang or a
-crash still says which test was running. Nothing here imports torch.
+The grader runs ``sys.executable -m pytest GRADER -p quizzer.exercises.plugin ...`` under a
+supervisor that leaves no process of the run behind (:mod:`quizzer.exercises.process`). The
+plugin streams signed events (:mod:`quizzer.exercises.channel`): the verdict comes from those
+alone, so a hang or a crash still says which test was running and a forged report changes
+nothing. A submission that is, imports or reads the shipped reference is reported as
+"copied" (:mod:`quizzer.exercises.guard`). Nothing here imports torch.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import shlex
-import signal
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from quizzer.exercises import guard as reference_guard
+from quizzer.exercises import process
 from quizzer.exercises.catalog import Exercise, ExerciseError, get_exercise
+from quizzer.exercises.report import Status, classify, fold
+from quizzer.paths import exercises_root, shipped_exercises_root
 
-Status = Literal["passed", "failed", "error", "timeout", "crashed"]
 Device = Literal["auto", "cpu", "cuda"]
 _PACKAGE_PARENT = Path(__file__).resolve().parent.parent.parent
 _OUTPUT_TAIL = 6000
+# the address space of a CPU-only run: generous for torch and numba (about 1 GB each at
+# start-up, plus a malloc arena per thread), small enough to stop a runaway allocation
+MEMORY_LIMIT = max(16 << 30, (os.cpu_count() or 1) << 30)
 
 
 @dataclass(frozen=True)
 class TestResult:
+    """One check of the grader and how it went."""
+
     nodeid: str
     outcome: str  # passed | failed | error | skipped (error: a fixture, hang or crash)
     message: str = ""
@@ -45,6 +51,8 @@ class TestResult:
 
 @dataclass(frozen=True)
 class Metric:
+    """A measurement a check recorded (e.g. achieved bandwidth)."""
+
     name: str
     value: float
     unit: str
@@ -53,6 +61,8 @@ class Metric:
 
 @dataclass(frozen=True)
 class GradeResult:
+    """The outcome of one grading run."""
+
     exercise: str
     status: Status
     message: str
@@ -64,21 +74,31 @@ class GradeResult:
     tests: list[TestResult] = field(default_factory=list)
     metrics: list[Metric] = field(default_factory=list)
     returncode: int | None = None
-    output: str = ""  # tail of the grader's stdout+stderr
+    output: str = ""  # tail of the grader's stdout+stderr, cleaned of terminal controls
+    output_dropped: int = 0  # bytes of output beyond what was kept
+
+    @property
+    def copied(self) -> bool:
+        """True when the submission was, imported or read the shipped reference."""
+        return self.status == "copied"
 
     @property
     def passed(self) -> bool:
+        """True only for a run whose every check passed."""
         return self.status == "passed"
 
     @property
     def command_line(self) -> str:
+        """The grader command, quoted for a shell."""
         return shlex.join(self.command)
 
     def count(self, outcome: str) -> int:
+        """How many checks ended with ``outcome``."""
         return sum(1 for t in self.tests if t.outcome == outcome)
 
     @property
     def failures(self) -> list[TestResult]:
+        """The failed and errored checks."""
         return [t for t in self.tests if t.outcome in ("failed", "error")]
 
     def to_dict(self) -> dict[str, Any]:
@@ -98,7 +118,7 @@ class GradeResult:
 
 
 def build_command(
-    exercise: Exercise, solution_path: Path, device: str, track: str, report: Path
+    exercise: Exercise, solution_path: Path, device: str, track: str, ini: Path
 ) -> list[str]:
     """The pytest command line; ``-c`` an empty ini and ``--confcutdir`` isolate the grader
     from any pytest configuration or conftest.py around the exercise folder."""
@@ -108,7 +128,7 @@ def build_command(
         "pytest",
         str(exercise.grader_dir),
         "-c",
-        str(report.with_name("pytest.ini")),
+        str(ini),
         "--rootdir",
         str(exercise.grader_dir),
         "--confcutdir",
@@ -121,8 +141,6 @@ def build_command(
         device,
         "--track",
         track,
-        "--quizzer-report",
-        str(report),
         "-q",
         "-p",
         "no:cacheprovider",
@@ -137,8 +155,13 @@ def grade(
     timeout: float | None = None,
     extra_args: list[str] | None = None,
     on_command: Callable[[list[str]], None] | None = None,
+    guard: bool | None = None,
 ) -> GradeResult:
     """Run the grader of ``exercise`` against ``solution_path``; never raises for user code.
+
+    ``guard`` keeps the shipped reference out of the run (a copy of it, importing it or
+    reading it is reported as "copied"); by default it is on for every file except the
+    exercise's own shipped solutions, which the project's tests grade to prove the grader.
 
     Raises ExerciseError only for bad arguments (unknown exercise, track or device, missing
     solution file).
@@ -147,29 +170,84 @@ def grade(
     track_name = ex.track(track).name
     if device not in ("auto", "cpu", "cuda"):
         raise ExerciseError(f"unknown device {device!r} (use auto, cpu or cuda)")
-    path = Path(solution_path).expanduser().resolve()
+    given = Path(solution_path).expanduser()
+    path = given.resolve()
     if not path.is_file():
         raise ExerciseError(f"solution file not found: {path}")
     limit = float(timeout if timeout is not None else ex.meta.timeout_s)
+    env = _environment()
     with tempfile.TemporaryDirectory(prefix="quizzer-grade-") as tmp:
-        report_path = Path(tmp) / "report.json"
-        report_path.with_name("pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-        command = build_command(ex, path, device, track_name, report_path)
-        command += list(extra_args or [])
+        ini = Path(tmp) / "pytest.ini"
+        ini.write_text("[pytest]\n", encoding="utf-8")
+        command = build_command(ex, path, device, track_name, ini) + list(extra_args or [])
         if on_command is not None:
             on_command(command)
-        run = _run(command, limit, cwd=Path(tmp))
-        run.report = _read_report(report_path)
+        if guard if guard is not None else not _is_shipped_solution(ex, given):
+            copied = _copy_of_reference(ex, path)
+            if copied:
+                return _copied(ex, path, track_name, device, command, copied)
+            env[reference_guard.ENV] = _guard_spec(ex).to_env()
+        run = process.run(command + _memory_option(), limit, Path(tmp), env)
     return _result(ex, path, track_name, device, command, run, limit)
 
 
-@dataclass
-class _Run:
-    returncode: int | None  # None after a timeout
-    output: str
-    timed_out: bool
-    duration: float
-    report: dict[str, Any] | None = None
+def _memory_option() -> list[str]:
+    return ["--quizzer-memory-limit", str(MEMORY_LIMIT)]
+
+
+def _is_shipped_solution(ex: Exercise, given: Path) -> bool:
+    """``given`` (as named, links not followed) lies in the exercise's own solution folder."""
+    folder = os.path.abspath(ex.path / "solution")
+    return os.path.abspath(given).startswith(folder + os.sep)
+
+
+def _protected_dirs(ex: Exercise) -> list[Path]:
+    roots = {
+        ex.path.parent,
+        exercises_root(),
+        shipped_exercises_root(),
+        _PACKAGE_PARENT / "exercises",
+    }
+    return reference_guard.solution_dirs(sorted(roots))
+
+
+def _references(ex: Exercise) -> list[Path]:
+    folder = ex.path / "solution"
+    return reference_guard.reference_files(folder) if folder.is_dir() else []
+
+
+def _guard_spec(ex: Exercise) -> reference_guard.GuardSpec:
+    return reference_guard.make_spec(_protected_dirs(ex), _references(ex))
+
+
+def _copy_of_reference(ex: Exercise, path: Path) -> str | None:
+    """Why ``path`` counts as the reference (a normalised copy, or an #include of it)."""
+    mine = reference_guard.file_fingerprint(path)
+    if mine is not None and mine in {reference_guard.file_fingerprint(r) for r in _references(ex)}:
+        return (
+            f"reference copied: {path.name} is the shipped reference solution"
+            " (only comments or formatting differ)"
+        )
+    if path.suffix != ".py":
+        name = reference_guard.includes_reference(path, _protected_dirs(ex))
+        if name:
+            return f"reference copied: {path.name} includes the shipped reference {name}"
+    return None
+
+
+def _copied(
+    ex: Exercise, path: Path, track: str, device: str, command: list[str], message: str
+) -> GradeResult:
+    return GradeResult(
+        exercise=ex.name,
+        status="copied",
+        message=message,
+        device=device if device != "auto" else "unknown",
+        track=track,
+        duration_s=0.0,
+        command=command,
+        solution_path=path,
+    )
 
 
 def _environment() -> dict[str, str]:
@@ -180,132 +258,49 @@ def _environment() -> dict[str, str]:
     # no third-party plugins: faster start-up (seconds), and nothing such as a reordering or
     # timeout plugin installed by the user can change how a grader runs
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    env.pop("PYTEST_ADDOPTS", None)
-    env.pop("PYTEST_PLUGINS", None)
+    for name in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", reference_guard.ENV):
+        env.pop(name, None)
     return env
-
-
-def _run(command: list[str], limit: float, cwd: Path) -> _Run:
-    """Run in a new process group; on timeout kill the whole group (spawned ranks too)."""
-    start = time.monotonic()
-    with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen(
-            command,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            cwd=cwd,
-            env=_environment(),
-            start_new_session=True,
-        )
-        timed_out = False
-        try:
-            proc.wait(timeout=limit)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        finally:
-            _kill_group(proc)  # also reaps helpers left behind by a finished grader
-        out.seek(0)
-        output = out.read().decode("utf-8", errors="replace")
-    duration = round(time.monotonic() - start, 3)
-    return _Run(None if timed_out else proc.returncode, output, timed_out, duration)
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    if hasattr(os, "killpg"):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-    else:  # pragma: no cover - Windows
-        proc.kill()
-    proc.wait()
-
-
-def _read_report(path: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 def _tests(report: dict[str, Any] | None) -> list[TestResult]:
     if not report:
         return []
-    return [
-        TestResult(
-            nodeid=t["nodeid"],
-            outcome=t["outcome"],
-            message=t.get("message", ""),
-            duration=float(t.get("duration", 0.0)),
-            details=t.get("details", ""),
-        )
-        for t in report.get("tests", [])
-    ]
-
-
-def _signal_name(returncode: int | None) -> str:
-    if returncode is None or returncode >= 0:
-        return f"exit code {returncode}"
-    try:
-        return signal.Signals(-returncode).name
-    except ValueError:
-        return f"signal {-returncode}"
-
-
-def _short(nodeid: str | None) -> str:
-    return nodeid.rsplit("::", 1)[-1] if nodeid else "start-up"
+    return [TestResult(**t) for t in report["tests"]]
 
 
 def _result(
-    ex: Exercise, path: Path, track: str, device: str, command: list[str], run: _Run, limit: float
+    ex: Exercise,
+    path: Path,
+    track: str,
+    device: str,
+    command: list[str],
+    run: process.Outcome,
+    limit: float,
 ) -> GradeResult:
-    report = run.report or {}
-    tests = _tests(run.report)
-    status, message = _classify(run, tests, limit)
-    current = report.get("current")
+    report = fold(run.results.events)
+    tests = _tests(report)
+    text = run.output.text()
+    status, message = classify(
+        report, run.results.tampered, run.timed_out, run.returncode, text, limit
+    )
+    current = (report or {}).get("current")
     if status in ("timeout", "crashed") and current:
         tests = [t for t in tests if t.nodeid != current]
         tests.append(TestResult(nodeid=current, outcome="error", message=message))
+    notice = run.output.notice()
     return GradeResult(
         exercise=ex.name,
         status=status,
         message=message,
-        device=report.get("device") or (device if device != "auto" else "unknown"),
+        device=(report or {}).get("device") or (device if device != "auto" else "unknown"),
         track=track,
         duration_s=run.duration,
         command=command,
         solution_path=path,
         tests=tests,
-        metrics=[Metric(**m) for m in report.get("metrics", [])],
+        metrics=[Metric(**m) for m in (report or {}).get("metrics", [])],
         returncode=run.returncode,
-        output=run.output[-_OUTPUT_TAIL:],
+        output=(f"[{notice}]\n" if notice else "") + text[-_OUTPUT_TAIL:],
+        output_dropped=run.output.dropped,
     )
-
-
-def _last_line(output: str, default: str = "") -> str:
-    return (output.strip().splitlines() or [default])[-1][:300]
-
-
-def _classify(run: _Run, tests: list[TestResult], limit: float) -> tuple[Status, str]:
-    report = run.report
-    current = _short((report or {}).get("current"))
-    if run.timed_out:
-        return "timeout", f"timed out after {limit:g} s while running {current}"
-    if report is None and run.returncode is not None and run.returncode >= 0:
-        return "error", f"the grader could not start: {_last_line(run.output, 'no output')}"
-    if report is None or not report.get("finished"):
-        how = _signal_name(run.returncode)
-        return "crashed", f"the grader process died ({how}) while running {current}"
-    if report.get("solution_error"):
-        return "error", report["solution_error"]["message"]
-    if report.get("collect_errors"):
-        return "error", f"the grader could not be loaded: {report['collect_errors'][0]['message']}"
-    failed = [t for t in tests if t.outcome in ("failed", "error")]
-    passed = sum(1 for t in tests if t.outcome == "passed")
-    skipped = sum(1 for t in tests if t.outcome == "skipped")
-    tail = f", {skipped} skipped" if skipped else ""
-    if failed:
-        return "failed", f"{len(failed)} of {len(tests)} checks failed ({passed} passed{tail})"
-    if run.returncode != 0 or passed == 0:
-        last = _last_line(run.output, "no output")
-        return "error", f"the grader exited with {_signal_name(run.returncode)}: {last}"
-    return "passed", f"all {passed} checks passed{tail}"

@@ -59,6 +59,11 @@ SOLUTIONS = {
 }
 
 
+# the shipped reference: written apart from SOLUTIONS["good"], which a grader must not take
+# for a copy of it
+REFERENCE = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    product = a * b\n    return product\n"
+
+
 def write_toy(root: Path) -> Path:
     """A catalog with one ready toy exercise and one planned one."""
     root.mkdir(parents=True, exist_ok=True)
@@ -73,7 +78,7 @@ def write_toy(root: Path) -> Path:
     (toy / "grader" / "test_toy.py").write_text(TOY_GRADER, encoding="utf-8")
     (toy / "starter" / "toy.py").write_text("def add(a, b):\n    raise NotImplementedError\n")
     (toy / "starter" / "toy_other.py").write_text("# other track\n")
-    (toy / "solution" / "toy.py").write_text(SOLUTIONS["good"])
+    (toy / "solution" / "toy.py").write_text(REFERENCE)
     return root
 
 
