@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -41,6 +46,73 @@ def clock() -> FixedClock:
 @pytest.fixture
 def db_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'test.db'}"
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[str | None]:
+    """A PostgreSQL server URL: ``$QUIZZER_TEST_PG_URL``, or a server started here when
+    the binaries are installed, or None."""
+    given = os.environ.get("QUIZZER_TEST_PG_URL")
+    if given:
+        yield given
+        return
+    from tests import pg_server as server
+
+    if server.find_binary("initdb") is None:
+        yield None
+        return
+    # Not under pytest's private temp folder: the server's own user must reach it.
+    folder = Path(tempfile.mkdtemp(prefix="quizzer-pg-"))
+    try:
+        url = server.start(folder)
+    except (RuntimeError, OSError, subprocess.CalledProcessError):
+        yield None
+        return
+    try:
+        yield url
+    finally:
+        server.stop(folder)
+
+
+def fresh_pg_database(server_url: str) -> str:
+    """Create an empty database on the server and return its URL."""
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    base = make_url(server_url)
+    with psycopg.connect(base.set(drivername="postgresql").render_as_string(False)) as conn:
+        conn.autocommit = True
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return base.set(database=name).render_as_string(hide_password=False)
+
+
+def need_pg(pg_server: str | None) -> str:
+    """The server URL, or a skip (a failure where ``QUIZZER_TEST_REQUIRE_PG`` is set)."""
+    if pg_server is None:
+        reason = "no PostgreSQL server: set QUIZZER_TEST_PG_URL or install postgresql"
+        if os.environ.get("QUIZZER_TEST_REQUIRE_PG"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    try:
+        import psycopg  # noqa: F401
+    except ModuleNotFoundError:
+        pytest.skip("psycopg not installed: pip install 'quizzer[postgres]'")
+    return pg_server
+
+
+@pytest.fixture
+def pg_url(pg_server: str | None) -> str:
+    """A fresh, empty PostgreSQL database."""
+    return fresh_pg_database(need_pg(pg_server))
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The same test on an SQLite file and on a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'test.db'}"
+    return fresh_pg_database(need_pg(request.getfixturevalue("pg_server")))
 
 
 @pytest.fixture

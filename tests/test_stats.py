@@ -18,6 +18,12 @@ from quizzer.review.model import Rating
 from quizzer.review.service import ReviewService
 
 
+@pytest.fixture
+def db_url(any_db_url: str) -> str:
+    """Every test here runs on SQLite and on PostgreSQL."""
+    return any_db_url
+
+
 def test_streak_counts_consecutive_study_days(service, clock):
     assert stats.streak(service) == 0
     for _ in range(3):

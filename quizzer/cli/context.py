@@ -20,9 +20,20 @@ class Settings:
 
     @property
     def resolved_db_url(self) -> str:
-        from quizzer.paths import default_db_url
+        """The database in use: ``--db``, else ``$QUIZZER_DB``, else the default file.
 
-        return self.db_url or os.environ.get("QUIZZER_DB") or default_db_url()
+        A plain path means an SQLite file. Only the default location's folder is created;
+        an explicit path must name an existing folder.
+        """
+        from quizzer.db.target import resolve_url
+
+        chosen = self.db_url or os.environ.get("QUIZZER_DB")
+        if chosen:
+            return resolve_url(chosen)
+        from quizzer.paths import default_db_url, user_data_dir
+
+        user_data_dir().mkdir(parents=True, exist_ok=True)
+        return default_db_url()
 
 
 @dataclass
@@ -47,7 +58,17 @@ class AppContext:
         if self._sessions is None:
             from quizzer.db.lazy import LazySessions
 
-            self._sessions = LazySessions(self.settings.resolved_db_url)
+            url = self.settings.resolved_db_url
+            from quizzer.db.target import is_in_memory
+
+            if is_in_memory(url):
+                import sys
+
+                print(
+                    "warning: an in-memory database: nothing you do is kept after quizzer exits",
+                    file=sys.stderr,
+                )
+            self._sessions = LazySessions(url)
         return self._sessions
 
     def review_service(self, *, quick: bool = False) -> ReviewService:

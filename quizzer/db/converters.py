@@ -92,6 +92,11 @@ def restore(row: CardRow, text: str) -> None:
         setattr(row, name, value)
 
 
+def created_at(text: str) -> datetime:
+    """The creation time recorded in a snapshot."""
+    return datetime.fromisoformat(json.loads(text)["created_at"])
+
+
 def card_info(
     question: Question, row: CardFields | None, scheduler: Scheduler, now: datetime
 ) -> CardInfo:

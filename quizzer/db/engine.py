@@ -1,31 +1,40 @@
-"""Open a database: engine with SQLite pragmas, migrations to head, a session factory."""
+"""Open a database: checks before any write, an engine with SQLite pragmas, the schema at
+head (see `quizzer.db.migrate`), and a session factory."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import sessionmaker
 
+from quizzer.db.errors import missing_driver
+from quizzer.db.migrate import MIGRATIONS, current_revision, ensure_schema, migrate
 from quizzer.db.schema import HEAD
+from quizzer.db.target import check_sqlite_file, sqlite_file
 
-MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 BUSY_TIMEOUT_MS = 5000
+__all__ = ["HEAD", "MIGRATIONS", "current_revision", "make_engine", "migrate", "open_database"]
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, *, transactional_ddl: bool = False) -> Engine:
+    """An engine for `url`. With `transactional_ddl`, an SQLite transaction is a real
+    ``BEGIN IMMEDIATE`` that also covers schema changes (migrations use this)."""
     parsed = make_url(url)
+    backend = parsed.get_backend_name()
     kwargs: dict[str, Any] = {}
-    if parsed.get_backend_name() == "sqlite":
-        database = parsed.database
-        if database and database != ":memory:" and not database.startswith("file:"):
-            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    if backend == "sqlite":
         kwargs["connect_args"] = {"timeout": BUSY_TIMEOUT_MS / 1000}
-    engine = create_engine(parsed, **kwargs)
-    if parsed.get_backend_name() == "sqlite":
+    try:
+        engine = create_engine(parsed, **kwargs)
+    except ModuleNotFoundError as exc:
+        raise missing_driver(backend, exc.name or parsed.get_driver_name()) from None
+    if backend == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
+        if transactional_ddl:
+            event.listen(engine, "connect", _driver_autocommit)
+            event.listen(engine, "begin", _begin_immediate)
     return engine
 
 
@@ -38,37 +47,23 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def alembic_config(engine: Engine) -> Any:
-    from alembic.config import Config
-
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    config.attributes["engine"] = engine
-    return config
+def _driver_autocommit(dbapi_connection: Any, _record: Any) -> None:
+    # The sqlite3 driver otherwise runs DDL outside any transaction; SQLAlchemy now
+    # issues BEGIN itself (below), so a schema change commits whole or not at all.
+    dbapi_connection.isolation_level = None
 
 
-def migrate(engine: Engine, revision: str = "head") -> None:
-    """Bring the schema to `revision`; an older database keeps its rows."""
-    from alembic import command
-
-    command.upgrade(alembic_config(engine), revision)
-
-
-def current_revision(engine: Engine) -> str | None:
-    from sqlalchemy import text
-    from sqlalchemy.exc import OperationalError, ProgrammingError
-
-    with engine.connect() as connection:
-        try:
-            return connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
-        except (OperationalError, ProgrammingError) as exc:
-            if "alembic_version" not in str(exc):
-                raise  # a corrupt or foreign file, not a missing table
-            return None
+def _begin_immediate(connection: Any) -> None:
+    connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def open_database(url: str, *, upgrade: bool = True) -> sessionmaker:
+    """A session factory for `url`, its schema brought to head. An SQLite file that is not
+    quizzer's (another application's, empty, or from a newer quizzer) is refused first."""
+    path = sqlite_file(url)
+    if path is not None:
+        check_sqlite_file(path)
     engine = make_engine(url)
-    if upgrade and current_revision(engine) != HEAD:
-        migrate(engine)
+    if upgrade:
+        ensure_schema(engine, url)
     return sessionmaker(engine, expire_on_commit=False)

@@ -12,30 +12,18 @@ import threading
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from pathlib import Path
 from urllib.parse import quote
 
 from quizzer.db.schema import HEAD
+from quizzer.db.target import sqlite_file
 from quizzer.db.utc import from_stored, to_sqlite_text
 from quizzer.review.reads import CardRecord
 
-SCHEMES = ("sqlite:///", "sqlite+pysqlite:///")
 _CARD_COLUMNS = (
     "state, step, stability, difficulty, due, last_review, reps, lapses, suspended, "
     "buried_until, leech, created_at"
 )
 _AVAILABLE = "suspended = 0 AND (buried_until IS NULL OR buried_until <= :now)"
-
-
-def sqlite_file(url: str) -> Path | None:
-    """The file of a plain `sqlite:///path` URL; None for memory, URI or query forms."""
-    scheme = next((s for s in SCHEMES if url.startswith(s)), None)
-    if scheme is None:
-        return None
-    database = url.removeprefix(scheme)
-    if not database or database == ":memory:" or "?" in database or database.startswith("file:"):
-        return None
-    return Path(database)
 
 
 class QuickReader:

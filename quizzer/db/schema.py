@@ -1,3 +1,6 @@
-"""The schema revision this version of quizzer writes (stdlib only, read before any open)."""
+"""The schema revisions this version of quizzer knows (stdlib only, read before any open)."""
 
-HEAD = "0002"  # newest revision in migrations/versions; a test keeps the two in step
+REVISIONS = ("0001", "0002")  # oldest first; a test keeps these in step with migrations/
+HEAD = REVISIONS[-1]
+# Every table quizzer creates; a file holding any other table belongs to something else.
+TABLES = frozenset({"cards", "reviews", "exercise_attempts", "settings", "alembic_version"})

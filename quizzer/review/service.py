@@ -10,15 +10,16 @@ Until `open` has run they may use quick reads that need no SQLAlchemy, which is 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import timedelta
-from typing import TYPE_CHECKING
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, TypeVar
 
 from quizzer.bank.model import Bank, Filters, Question
 from quizzer.errors import UnknownIdError
 from quizzer.review.clock import Clock, DayBoundary, system_clock
+from quizzer.review.fuzz import seed_for, seeded
 from quizzer.review.model import (
     STATE_NAMES,
     CardInfo,
@@ -28,6 +29,7 @@ from quizzer.review.model import (
     Rating,
     RatingOutcome,
 )
+from quizzer.review.undo import ActionKind, UndoRecord, UndoResult, lock_card, snapshot_of
 
 if TYPE_CHECKING:
     from fsrs import Scheduler
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
     from quizzer.db.lazy import LazySessions
     from quizzer.db.models import CardRow
     from quizzer.review.reads import CardReads
+
+T = TypeVar("T")
 
 # SQLAlchemy, fsrs and the ORM models are imported where they are first used, so that
 # importing this module (the study screen does) costs nothing before a query runs.
@@ -64,6 +68,7 @@ class ReviewService:
         self.scheduler = scheduler
         self.day = day or DayBoundary()
         self.quick = quick
+        self._undo: list[UndoRecord] = []  # this caller's actions, newest last
 
     def open(self) -> None:
         """Open the database (SQLAlchemy, migrations) now; reads use it from then on."""
@@ -158,7 +163,8 @@ class ReviewService:
             card = converters.to_fsrs(reads.card(question.id), now)
         out = {}
         for rating in Rating:
-            after, _ = self.scheduler.review_card(card, FsrsRating(int(rating)), now)
+            with seeded(seed_for(question.id, int(rating), card.last_review, card.step)):
+                after, _ = self.scheduler.review_card(card, FsrsRating(int(rating)), now)
             out[rating] = after.due - now
         return out
 
@@ -212,75 +218,108 @@ class ReviewService:
         cram: bool = False,
     ) -> RatingOutcome:
         """Apply a rating and commit it. In cram mode nothing is written."""
+        question = self._question(question_id)
+        now = self.clock()
+        outcome, record = self._transact(
+            lambda session: self._rate_in(session, question.id, rating, now, duration_ms, cram)
+        )
+        self._undo.append(record)  # only once committed
+        return outcome
+
+    def _rate_in(
+        self,
+        session: Session,
+        qid: str,
+        rating: Rating,
+        now: datetime,
+        duration_ms: int | None,
+        cram: bool,
+    ) -> tuple[RatingOutcome, UndoRecord]:
         from fsrs import Rating as FsrsRating
         from fsrs import State
 
         from quizzer.db import converters
         from quizzer.db.models import CardRow, ReviewRow
 
-        question = self._question(question_id)
-        now = self.clock()
-        with self.sessions.begin() as session:
-            row = session.get(CardRow, question.id)
-            before = converters.to_fsrs(row, now)
+        if not cram:
+            lock_card(session, qid)
+        row = session.get(CardRow, qid)
+        before = converters.to_fsrs(row, now)
+        with seeded(seed_for(qid, int(rating), before.last_review, before.step)):
             after, _ = self.scheduler.review_card(before, FsrsRating(int(rating)), now, duration_ms)
-            outcome = RatingOutcome(
-                question.id,
-                rating,
-                STATE_NAMES[int(after.state)],
-                after.due,
-                after.due - now,
-                became_leech=False,
-                cram=cram,
-            )
-            if cram:
-                return outcome
-            started = row is not None and row.last_review is not None
-            snapshot = converters.snapshot(row) if row is not None else None
-            if row is None:
-                row = converters.new_row(question.id, now)
-                session.add(row)
-            lapsed = rating == Rating.AGAIN and before.state == State.Review and started
-            converters.apply_fsrs(row, after)
-            row.reps += 1
-            row.lapses += int(lapsed)
-            became_leech = lapsed and not row.leech and row.lapses >= self.limits.leech_lapses
-            row.leech = row.leech or became_leech
-            session.add(
-                ReviewRow(
-                    question_id=question.id,
-                    rating=int(rating),
-                    reviewed_at=now,
-                    duration_ms=duration_ms,
-                    state_before=int(before.state) if started else None,
-                    state_after=int(after.state),
-                    stability=after.stability,
-                    difficulty=after.difficulty,
-                    due_after=after.due,
-                    card_before=snapshot,
-                )
-            )
-        return replace(outcome, became_leech=became_leech)
+        outcome = RatingOutcome(
+            qid,
+            rating,
+            STATE_NAMES[int(after.state)],
+            after.due,
+            after.due - now,
+            became_leech=False,
+            cram=cram,
+        )
+        if cram:
+            return outcome, UndoRecord("rate", qid, None, None, cram=True)
+        started = row is not None and row.last_review is not None
+        snapshot = converters.snapshot(row) if row is not None else None
+        if row is None:
+            row = converters.new_row(qid, now)
+            session.add(row)
+        lapsed = rating == Rating.AGAIN and before.state == State.Review and started
+        converters.apply_fsrs(row, after)
+        row.reps += 1
+        row.lapses += int(lapsed)
+        became_leech = lapsed and not row.leech and row.lapses >= self.limits.leech_lapses
+        row.leech = row.leech or became_leech
+        review = ReviewRow(
+            question_id=qid,
+            rating=int(rating),
+            reviewed_at=now,
+            duration_ms=duration_ms,
+            state_before=int(before.state) if started else None,
+            state_after=int(after.state),
+            stability=after.stability,
+            difficulty=after.difficulty,
+            due_after=after.due,
+            card_before=snapshot,
+        )
+        session.add(review)
+        record = UndoRecord("rate", qid, snapshot, snapshot_of(session, qid), review.id)
+        return replace(outcome, became_leech=became_leech), record
 
-    def undo(self) -> str | None:
-        """Take back the most recent rating: the card returns to its exact prior state."""
-        from sqlalchemy import delete, select
+    def _transact(self, work: Callable[[Session], T]) -> T:
+        """Run `work` in one write transaction; retried when a concurrent writer created
+        the same card first (PostgreSQL cannot lock a row that does not exist yet)."""
+        from sqlalchemy.exc import IntegrityError
 
-        from quizzer.db import converters
-        from quizzer.db.models import CardRow, ReviewRow
+        for attempt in range(3):
+            try:
+                with self.sessions.begin() as session:
+                    return work(session)
+            except IntegrityError:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def undo(self) -> UndoResult | None:
+        """Take back this caller's most recent action (rating, suspend, bury or reset).
+
+        Only what this service wrote is undone, and only while the card is still as that
+        action left it; a stale undo changes nothing and says so (`undone` False).
+        """
+        if not self._undo:
+            return None
+        record = self._undo.pop()
+        if record.cram:
+            return UndoResult(record.kind, record.question_id, True, cram=True)
+        from quizzer.review.undo import revert
 
         with self.sessions.begin() as session:
-            last = session.scalars(select(ReviewRow).order_by(ReviewRow.id.desc()).limit(1)).first()
-            if last is None:
-                return None
-            row = session.get(CardRow, last.question_id)
-            if last.card_before is None:
-                if row is not None:
-                    session.delete(row)
-            elif row is not None:
-                converters.restore(row, last.card_before)
-            session.execute(delete(ReviewRow).where(ReviewRow.id == last.id))
-            return last.question_id
+            undone = revert(session, record)
+        return UndoResult(record.kind, record.question_id, undone)
+
+    @property
+    def last_action(self) -> UndoRecord | None:
+        """This caller's most recent action still on the undo stack."""
+        return self._undo[-1] if self._undo else None
 
     def adopt_aliases(self) -> int:
         """Move schedules and history recorded under a renamed question's old ids."""
@@ -326,15 +365,28 @@ class ReviewService:
             session.add(row)
         return row
 
+    def _change(self, kind: ActionKind, question_id: str, **values: object) -> None:
+        """Set columns of one card and record the change for undo."""
+        question = self._question(question_id)
+
+        def work(session: Session) -> UndoRecord:
+            lock_card(session, question.id)
+            before = snapshot_of(session, question.id)
+            row = self._ensure_row(session, question.id)
+            for name, value in values.items():
+                setattr(row, name, value)
+            return UndoRecord(kind, question.id, before, snapshot_of(session, question.id))
+
+        self._undo.append(self._transact(work))
+
     def suspend(self, question_id: str, suspended: bool = True) -> None:
-        with self.sessions.begin() as session:
-            self._ensure_row(session, question_id).suspended = suspended
+        """Suspend (or unsuspend) a card; undo takes it back."""
+        kind: ActionKind = "suspend" if suspended else "unsuspend"
+        self._change(kind, question_id, suspended=suspended)
 
     def bury(self, question_id: str) -> None:
         """Hide the card until the next study day starts."""
-        with self.sessions.begin() as session:
-            row = self._ensure_row(session, question_id)
-            row.buried_until = self.day.start_of_next_day(self.clock())
+        self._change("bury", question_id, buried_until=self.day.start_of_next_day(self.clock()))
 
     def reset(self, question_id: str) -> None:
         """Forget the schedule: the card is new again; its review history is kept."""
@@ -344,4 +396,8 @@ class ReviewService:
 
         question = self._question(question_id)
         with self.sessions.begin() as session:
+            lock_card(session, question.id)
+            before = snapshot_of(session, question.id)
             session.execute(delete(CardRow).where(CardRow.question_id == question.id))
+        if before is not None:
+            self._undo.append(UndoRecord("reset", question.id, before, None))

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from quizzer.bank.model import Filters
 from quizzer.review.model import Rating, RatingOutcome
 from quizzer.review.service import ReviewService
+from quizzer.review.undo import UndoResult
 
 LEARN_AHEAD = timedelta(minutes=20)
 
@@ -84,25 +85,42 @@ class StudySession:
             self.queue.append(qid)
         return outcome
 
-    def undo(self) -> str | None:
-        """Take back the last rating of this sitting and show that card again."""
-        if not self.done:
-            return None
-        qid, outcome = self.done[-1]
-        if not outcome.cram:
-            self.service.undo()
-        self.done.pop()
-        if qid in self.queue[::-1]:
+    def undo(self) -> UndoResult | None:
+        """Take back the last action of this sitting (rating, suspend or bury) and show
+        that card again. A stale undo (the card changed elsewhere) keeps the sitting as is."""
+        result = self.service.undo()
+        if result is None or not result.undone:
+            return result
+        qid = result.question_id
+        rated = [i for i, (q, _) in enumerate(self.done) if q == qid]
+        if result.kind == "rate" and rated:
+            _, outcome = self.done.pop(rated[-1])
+            if outcome.became_leech:
+                self.leeches.discard(qid)
+        if qid in self.queue:
             # a re-queued learning card: drop its later copy
             last = len(self.queue) - 1 - self.queue[::-1].index(qid)
             del self.queue[last]
         self.queue.insert(0, qid)
-        if outcome.became_leech:
-            self.leeches.discard(qid)
+        return result
+
+    def suspend(self) -> str | None:
+        """Suspend the current card and move on; undo brings it back."""
+        return self._set_aside(self.service.suspend)
+
+    def bury(self) -> str | None:
+        """Bury the current card until tomorrow and move on; undo brings it back."""
+        return self._set_aside(self.service.bury)
+
+    def _set_aside(self, action: Callable[[str], None]) -> str | None:
+        qid = self.current
+        if qid is not None:
+            action(qid)  # stored first: a refused write leaves the card up
+            self.queue.pop(0)
         return qid
 
     def skip(self) -> None:
-        """Drop the current card from this sitting (after suspend or bury)."""
+        """Drop the current card from this sitting."""
         if self.queue:
             self.queue.pop(0)
 

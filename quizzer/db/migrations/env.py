@@ -1,4 +1,7 @@
-"""Migration environment: runs on the engine quizzer hands over (never a config file)."""
+"""Migration environment: runs on the connection quizzer hands over (never a config file).
+
+The caller has already begun the transaction, so every step commits together.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +9,9 @@ from alembic import context
 
 from quizzer.db.models import Base
 
-engine = context.config.attributes["engine"]
-with engine.begin() as connection:
-    context.configure(
-        connection=connection,
-        target_metadata=Base.metadata,
-        render_as_batch=True,
-    )
-    context.run_migrations()
+context.configure(
+    connection=context.config.attributes["connection"],
+    target_metadata=Base.metadata,
+    render_as_batch=True,
+)
+context.run_migrations()

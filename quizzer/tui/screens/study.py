@@ -8,6 +8,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
@@ -79,7 +80,7 @@ class StudyScreen(Screen[None]):
             self.session.load()
         except Exception as exc:  # shown in the app, never a traceback
             self.app.call_from_thread(
-                self.app.notify, f"Could not load cards: {exc}", severity="error"
+                self.app.notify, f"Could not load cards: {exc}", severity="error", markup=False
             )
             self.app.call_from_thread(self.dismiss)
             return
@@ -103,9 +104,14 @@ class StudyScreen(Screen[None]):
             bank.topics[question.topic].name if question.topic in bank.topics else question.topic
         )
         self.query_one("#meta", Static).update(
-            f"[b]{topic}[/b]  ·  {question.difficulty}  ·  {asked_line(bank, question)}"
+            Content.from_markup(  # bank text goes in as $variables: shown literally
+                "[b]$topic[/b]  ·  $difficulty  ·  $asked",
+                topic=topic,
+                difficulty=question.difficulty,
+                asked=asked_line(bank, question),
+            )
         )
-        self.query_one("#question", Static).update(question.question)
+        self.query_one("#question", Static).update(Content(question.question))
         for part in self.answer_parts or ():
             part.update("")
             part.display = False
@@ -145,7 +151,11 @@ class StudyScreen(Screen[None]):
         with reporting(self, "save the rating"):
             outcome = self.session.rate(Rating(value))
             if outcome.became_leech:
-                self.notify(f"{outcome.question_id} is now a leech (8 lapses)", severity="warning")
+                self.notify(
+                    f"{outcome.question_id} is now a leech (8 lapses)",
+                    severity="warning",
+                    markup=False,
+                )
             self.show_current()
 
     @on(RatingBar.Rated)
@@ -154,11 +164,19 @@ class StudyScreen(Screen[None]):
 
     def action_undo(self) -> None:
         with reporting(self, "undo"):
-            qid = self.session.undo()
-            if qid is None:
+            result = self.session.undo()
+            if result is None:
                 self.notify("Nothing to undo")
                 return
-            self.notify(f"Undid the rating of {qid}")
+            if not result.undone:
+                self.notify(
+                    f"Not undone: {result.question_id} changed elsewhere since",
+                    severity="warning",
+                    markup=False,
+                )
+                return
+            what = "rating" if result.kind == "rate" else result.kind
+            self.notify(f"Undid the {what} of {result.question_id}", markup=False)
             self.show_current()
 
     def action_suspend(self) -> None:
@@ -166,9 +184,8 @@ class StudyScreen(Screen[None]):
         if qid is None:
             return
         with reporting(self, "suspend"):
-            self.session.service.suspend(qid)
-            self.session.skip()
-            self.notify(f"Suspended {qid}")
+            self.session.suspend()
+            self.notify(f"Suspended {qid}", markup=False)
             self.show_current()
 
     def action_bury(self) -> None:
@@ -176,9 +193,8 @@ class StudyScreen(Screen[None]):
         if qid is None:
             return
         with reporting(self, "bury"):
-            self.session.service.bury(qid)
-            self.session.skip()
-            self.notify(f"Buried {qid} until tomorrow")
+            self.session.bury()
+            self.notify(f"Buried {qid} until tomorrow", markup=False)
             self.show_current()
 
     def action_exercise(self) -> None:
