@@ -1,4 +1,8 @@
-"""`quizzer list` and `quizzer show`: plain, scriptable terminal output."""
+"""`quizzer list` and `quizzer show`: plain, scriptable terminal output.
+
+Bank text is printed as `rich.text.Text`, never as a markup string, so brackets such as
+`[/bold]` and emoji codes such as `:smile:` in a question show exactly as written.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from collections.abc import Sequence
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from quizzer.bank.model import Bank, Question
 from quizzer.cli.common import check_ids, console, filter_options, make_filters, state
@@ -75,7 +80,7 @@ def list_cmd(
     table.add_column("question", no_wrap=True, overflow="ellipsis", min_width=10)
     for q in questions:
         asked = f"{q.times_asked:>2}  {bank.asked_summary(q, top=2)}" if q.times_asked else "-"
-        table.add_row(q.id, asked, q.question)
+        table.add_row(Text(q.id), Text(asked), Text(q.question))
     console.print(table)
     console.print(f"{len(questions)} question(s)", style="dim")
 
@@ -94,24 +99,22 @@ def show_cmd(ctx: click.Context, question_id: str) -> None:
         check_ids("question", [question_id], bank.questions)
     question = bank.questions[resolved or question_id]
     topic = bank.topics[question.topic].name
-    console.print(
-        Panel(question.question, title=question.id, subtitle=f"{topic} · {question.difficulty}")
-    )
+    subtitle = Text(f"{topic} · {question.difficulty}")
+    console.print(Panel(Text(question.question), title=Text(question.id), subtitle=subtitle))
     if question.times_asked:
-        console.print(
-            f"Asked in {question.times_asked} interview(s): {bank.asked_summary(question, 6)}"
-        )
+        asked = bank.asked_summary(question, 6)
+        console.print(Text(f"Asked in {question.times_asked} interview(s): {asked}"))
     console.print(Markdown(question.answer))
     console.print("\n[bold]Key points[/bold]")
     for point in question.key_points:
-        console.print(f"  ☐ {point}", markup=False)
+        console.print(Text(f"  ☐ {point}"))
     if question.follow_ups:
         console.print("\n[bold]Follow-ups[/bold]")
         for follow in question.follow_ups:
-            console.print(f"  • {follow}", markup=False)
+            console.print(Text(f"  • {follow}"))
     if question.references:
         console.print("\n[bold]References[/bold]")
         for ref in question.references:
-            console.print(f"  {ref.title} — {ref.url}", markup=False)
+            console.print(Text(f"  {ref.title} — {ref.url}"))
     if question.exercise:
         console.print(f"\nExercise: quizzer exercise {question.exercise}")

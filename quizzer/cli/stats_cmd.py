@@ -6,6 +6,7 @@ import json
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from quizzer.cli.common import console, state
 
@@ -57,11 +58,11 @@ def stats_cmd(ctx: click.Context, as_json: bool, companies: tuple[str, ...]) -> 
     console.print("Due in the next 7 days: " + "  ".join(str(n) for n in ahead))
     topics = Table("topic", "due", "new", "total", header_style="bold", box=None)
     for t in overview.by_topic:
-        topics.add_row(t.name, str(t.due), str(t.new), str(t.total))
+        topics.add_row(Text(t.name), str(t.due), str(t.new), str(t.total))
     console.print(topics)
     ready = Table("company", "asked themes", "ready", "share", header_style="bold", box=None)
     for r in overview.readiness:
-        ready.add_row(r.name, str(r.themes), str(r.ready), f"{r.share:.0%}")
+        ready.add_row(Text(r.name), str(r.themes), str(r.ready), f"{r.share:.0%}")
     console.print(ready)
     console.print(
         "ready = asked themes whose cards are in review with recall >= 90% now", style="dim"

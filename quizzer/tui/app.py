@@ -84,7 +84,10 @@ class QuizzerApp(App[None]):
 
             reason = describe_db_error(exc) or str(exc)
             self.call_from_thread(
-                self.notify, f"Could not open the database: {reason}", severity="error"
+                self.notify,
+                f"Could not open the database: {reason}",
+                severity="error",
+                markup=False,
             )
 
     def action_home(self) -> None:

@@ -22,4 +22,4 @@ def reporting(widget: Widget, what: str) -> Iterator[None]:
         reason = describe_db_error(exc) or (str(exc) if isinstance(exc, OSError) else None)
         if reason is None:
             raise
-        widget.notify(f"Could not {what}: {reason}", severity="error", timeout=8)
+        widget.notify(f"Could not {what}: {reason}", severity="error", timeout=8, markup=False)

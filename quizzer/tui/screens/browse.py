@@ -46,7 +46,7 @@ class BrowseScreen(Screen[None]):
             cards = self.app.service.cards()  # type: ignore[attr-defined]
         except Exception as exc:
             self.app.call_from_thread(
-                self.app.notify, f"Could not load cards: {exc}", severity="error"
+                self.app.notify, f"Could not load cards: {exc}", severity="error", markup=False
             )
             return
         self.app.call_from_thread(self._loaded, cards)
@@ -62,7 +62,7 @@ class BrowseScreen(Screen[None]):
     def apply(self, text: str) -> None:
         query = CardQuery.parse(text)
         if query.error:
-            self.notify(query.error, severity="warning")
+            self.notify(query.error, severity="warning", markup=False)
         service = self.app.service  # type: ignore[attr-defined]
         self.shown = search_cards(self.cards.values(), query, service.clock(), service.bank)
         table = self.query_one("#results", DataTable)
@@ -95,7 +95,7 @@ class BrowseScreen(Screen[None]):
 
     def _changed(self, qid: str, message: str) -> None:
         self.cards[qid] = self.app.service.card(qid)  # type: ignore[attr-defined]
-        self.notify(message)
+        self.notify(message, markup=False)
         self.apply(self.query_one("#search", Input).value)
 
     def action_toggle_suspend(self) -> None:

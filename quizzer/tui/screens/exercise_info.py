@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Markdown, Static
 
@@ -28,6 +29,7 @@ class ExerciseScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="exercise-box", classes="dialog"):
-            yield Static(f"Exercise: {self.exercise}   (escape to close)", classes="dialog-title")
+            title = Content(f"Exercise: {self.exercise}   (escape to close)")
+            yield Static(title, classes="dialog-title")
             with VerticalScroll():
                 yield Markdown(exercise_text(self.exercise))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -46,7 +47,7 @@ class HomeScreen(Screen[None]):
             overview = self.app.overview()  # type: ignore[attr-defined]
         except Exception as exc:  # a DB failure is a message, not a crash
             self.app.call_from_thread(
-                self.app.notify, f"Could not read progress: {exc}", severity="error"
+                self.app.notify, f"Could not read progress: {exc}", severity="error", markup=False
             )
             return
         self.app.call_from_thread(self.show, overview)
@@ -60,10 +61,10 @@ class HomeScreen(Screen[None]):
         topics = self.query_one("#topics", DataTable)
         topics.clear()
         for row in overview.by_topic:
-            topics.add_row(row.name[:34], row.due, row.new, row.total, key=row.key)
+            topics.add_row(Text(row.name[:34]), row.due, row.new, row.total, key=row.key)
         companies = self.query_one("#companies", DataTable)
         companies.clear()
         ready = {r.company: r for r in overview.readiness}
         for row in overview.by_company:
             share = ready[row.key].share if row.key in ready else 0.0
-            companies.add_row(row.name, row.due, row.new, f"{share:.0%}", key=row.key)
+            companies.add_row(Text(row.name), row.due, row.new, f"{share:.0%}", key=row.key)

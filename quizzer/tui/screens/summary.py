@@ -7,6 +7,7 @@ from datetime import datetime
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
@@ -26,7 +27,7 @@ def summary_text(summary: Summary, now: datetime) -> str:
     if summary.next_due:
         lines.append(f"Next due         in {format_interval(summary.next_due - now)}")
     if summary.leeches:
-        lines.append(f"Leeches met      {', '.join(summary.leeches)}")
+        lines.append(f"Leeches met      {escape(', '.join(summary.leeches))}")
     return "\n".join(lines)
 
 
