@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from quizzer.cli.common import console, err_console, state
 from quizzer.cli.context import AppContext
@@ -75,7 +76,7 @@ def _list(app: AppContext) -> None:
         else:
             status, result = "[dim]not started[/dim]", "-"
         table.add_row(
-            entry.name, exercise.meta.topic, asked, exercise.meta.difficulty, status, result
+            entry.name, exercise.meta.topic, Text(asked), exercise.meta.difficulty, status, result
         )
     console.print(table)
     console.print("Start one with: quizzer exercise NAME", style="dim")
