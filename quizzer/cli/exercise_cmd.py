@@ -129,6 +129,7 @@ def _check_once(
 ) -> tuple[GradeResult, Path]:
     from quizzer.db.attempts import Attempt
     from quizzer.exercises import get_exercise, grade, open_workspace
+    from quizzer.exercises.output import clean
     from quizzer.exercises.render import render_result
 
     exercise = get_exercise(name)
@@ -143,7 +144,10 @@ def _check_once(
             device=device,
             track=track,
             timeout=timeout,  # type: ignore[arg-type]
-            on_command=lambda cmd: console.print(f"$ {' '.join(cmd)}", style="dim", soft_wrap=True),
+            on_command=lambda cmd: console.print(
+                f"$ {clean(' '.join(cmd))}", style="dim", soft_wrap=True, markup=False
+            ),
+            guard=True,  # the user's file: a copy or use of the reference is never a pass
         )
     attempts, _ = _stores(app)
     attempts.record(
@@ -162,6 +166,13 @@ def _check_once(
         )
     )
     console.print(render_result(result, verbose=True))  # after the attempt is safely stored
+    if result.copied:
+        console.print(
+            "Write your own solution to have it graded; the reference stays readable "
+            f"with: quizzer exercise {name} --solution",
+            style="bold",
+            markup=False,
+        )
     missing = re.search(r"No module named '(torch|numba|numpy)'", result.message)
     if missing:
         console.print(

@@ -1,4 +1,8 @@
-"""Rich renderables for grading results (no Textual): a headline, per-check table, metrics."""
+"""Rich renderables for grading results (no Textual): a headline, per-check table, metrics.
+
+Text from the run is cleaned of terminal controls by the runner; what is shown here is also
+passed through :func:`quizzer.exercises.output.clean` and never parsed as Rich markup.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from quizzer.exercises.output import clean, human_size
 from quizzer.exercises.runner import GradeResult, TestResult
 
 STATUS_STYLE = {
@@ -14,6 +19,7 @@ STATUS_STYLE = {
     "error": "bold yellow",
     "timeout": "bold magenta",
     "crashed": "bold magenta",
+    "copied": "bold red",
 }
 OUTCOME_MARK = {
     "passed": ("PASS", "green"),
@@ -24,9 +30,10 @@ OUTCOME_MARK = {
 
 
 def headline(result: GradeResult) -> Text:
+    """``PASSED  name: message  (device, track, seconds)``."""
     text = Text()
     text.append(result.status.upper(), style=STATUS_STYLE.get(result.status, "bold"))
-    text.append(f"  {result.exercise}: {result.message}")
+    text.append(f"  {result.exercise}: {clean(result.message)}")
     text.append(
         f"  ({result.device}, track {result.track}, {result.duration_s:.1f} s)", style="dim"
     )
@@ -34,12 +41,13 @@ def headline(result: GradeResult) -> Text:
 
 
 def _message(test: TestResult, width: int) -> str:
-    first = test.message.strip().splitlines()
+    first = clean(test.message).strip().splitlines()
     text = "\n".join(first[:6])
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def checks_table(result: GradeResult, show_passed: bool = True, width: int = 600) -> Table:
+    """One row per check (passed ones only when ``show_passed``): mark, name, why."""
     table = Table(show_header=True, header_style="bold", expand=False, box=None, pad_edge=False)
     table.add_column("", no_wrap=True)
     table.add_column("check", overflow="fold")
@@ -49,11 +57,12 @@ def checks_table(result: GradeResult, show_passed: bool = True, width: int = 600
             continue
         mark, style = OUTCOME_MARK.get(test.outcome, (test.outcome.upper(), "bold"))
         why = _message(test, width) if test.outcome != "passed" else ""
-        table.add_row(Text(mark, style=style), test.name, why)
+        table.add_row(Text(mark, style=style), Text(clean(test.name)), Text(why))
     return table
 
 
 def metrics_table(result: GradeResult) -> Table | None:
+    """The measurements the checks recorded, or None when there are none."""
     if not result.metrics:
         return None
     table = Table(show_header=True, header_style="bold", box=None, title="measurements")
@@ -61,7 +70,7 @@ def metrics_table(result: GradeResult) -> Table | None:
     table.add_column("value", justify="right")
     table.add_column("unit")
     for metric in result.metrics:
-        table.add_row(metric.name, f"{metric.value:.4g}", metric.unit)
+        table.add_row(Text(clean(metric.name)), f"{metric.value:.4g}", Text(clean(metric.unit)))
     return table
 
 
@@ -71,10 +80,13 @@ def render_result(result: GradeResult, verbose: bool = False) -> RenderableType:
     if result.tests:
         parts.append(checks_table(result, show_passed=verbose))
     elif result.output.strip():
-        parts.append(Text(result.output.strip()[-2000:], style="dim"))
+        parts.append(Text(clean(result.output).strip()[-2000:], style="dim"))
+    if result.output_dropped and result.tests:  # otherwise the output says it
+        dropped = human_size(result.output_dropped)
+        parts.append(Text(f"output truncated: {dropped} dropped", style="dim"))
     metrics = metrics_table(result)
     if metrics is not None:
         parts.append(metrics)
     if verbose:
-        parts.append(Text(f"$ {result.command_line}", style="dim"))
+        parts.append(Text(f"$ {clean(result.command_line)}", style="dim"))
     return Group(*parts)

@@ -4,6 +4,10 @@ The user's work is never overwritten. ``.quizzer-starter.sha256`` records the ha
 file as it was scaffolded; a file whose content still has that hash is pristine and may be
 refreshed from a newer starter, any other file is the user's and is kept. ``reset`` puts the
 starter back after saving the user's file under ``.quizzer-backups/<timestamp>/``.
+
+Nothing is written through a symbolic link: an exercise folder, a file in it or the backup
+folder that is a link (dangling or not), or that resolves outside the workspace, is refused
+with one line and nothing is written; files are opened with ``O_NOFOLLOW``.
 """
 
 from __future__ import annotations
@@ -67,6 +71,43 @@ class ResetResult:
     backup: Path | None  # where the user's version went (None if it was pristine or absent)
 
 
+def _refuse_link(path: Path, inside: Path) -> None:
+    """Raise unless ``path`` is absent or a real file or folder that resolves under ``inside``."""
+    if path.is_symlink():
+        raise WorkspaceError(
+            f"{path} is a symbolic link; quizzer writes only real files in the workspace "
+            "(remove the link, or choose another folder with --dir)"
+        )
+    if path.exists() and not _within(path, inside):
+        raise WorkspaceError(f"{path} resolves outside the workspace {inside}; nothing written")
+
+
+def _within(path: Path, folder: Path) -> bool:
+    real, base = os.path.realpath(path), os.path.realpath(folder)
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def _check_targets(folder: Path, names: list[str]) -> None:
+    """The exercise folder, each named file in it and the backups folder: no links."""
+    _refuse_link(folder, folder.parent)
+    for name in [*names, MANIFEST, BACKUPS]:
+        _refuse_link(folder / name, folder)
+
+
+def _copy(source: Path, target: Path, new: bool = False) -> None:
+    """Copy ``source`` to ``target`` without following a link at ``target`` (O_NOFOLLOW)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    if new:
+        flags |= os.O_EXCL
+    data = source.read_bytes()
+    try:
+        fd = os.open(target, flags, 0o644)
+    except OSError as exc:
+        raise WorkspaceError(f"cannot write {target}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
+
+
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -86,7 +127,11 @@ def _read_manifest(folder: Path) -> dict[str, str]:
 
 def _write_manifest(folder: Path, hashes: dict[str, str]) -> None:
     text = "".join(f"{digest}  {name}\n" for name, digest in sorted(hashes.items()))
-    (folder / MANIFEST).write_text(text, encoding="utf-8")
+    path = folder / MANIFEST
+    _refuse_link(path, folder)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    with os.fdopen(os.open(path, flags, 0o644), "w", encoding="utf-8") as out:
+        out.write(text)
 
 
 def open_workspace(
@@ -105,7 +150,8 @@ def _sources(exercise: Exercise, track: str | None) -> dict[str, Path]:
     return sources
 
 
-def _prepare(folder: Path) -> None:
+def _prepare(folder: Path, names: list[str]) -> None:
+    _check_targets(folder, names)
     if folder.exists() and not folder.is_dir():
         raise WorkspaceError(f"{folder} exists and is not a folder")
     try:
@@ -123,19 +169,23 @@ def scaffold(
     """Copy the starter (and README) into the workspace without touching the user's edits."""
     ws = open_workspace(name, root, catalog)
     folder = ws.path
-    _prepare(folder)
+    sources = _sources(ws.exercise, track)
+    _prepare(folder, list(sources))
     hashes = _read_manifest(folder)
     result = ScaffoldResult(workspace=ws, file=ws.file(track))
-    for target_name, source in _sources(ws.exercise, track).items():
+    for target_name, source in sources.items():
         target = folder / target_name
         new_hash = _sha256(source)
         if not target.exists():
-            shutil.copyfile(source, target)
+            _copy(source, target, new=True)
             result.created.append(target)
+        elif not target.is_file():
+            result.kept.append(target)  # e.g. a folder of the user's with that name
+            continue
         elif _sha256(target) == new_hash:
             pass  # already the current starter
-        elif target.is_file() and hashes.get(target_name) == _sha256(target):
-            shutil.copyfile(source, target)  # pristine copy of an older starter
+        elif hashes.get(target_name) == _sha256(target):
+            _copy(source, target)  # pristine copy of an older starter
             result.updated.append(target)
         else:
             result.kept.append(target)
@@ -175,8 +225,8 @@ def reset(
     """Put the starter back; a file with the user's edits is first saved to a backup."""
     ws = open_workspace(name, root, catalog)
     folder = ws.path
-    _prepare(folder)
     target = ws.file(track)
+    _prepare(folder, [target.name])
     source = ws.exercise.starter_file(track)
     backup = None
     if target.exists() and not target.is_file():
@@ -186,7 +236,7 @@ def reset(
         backup_dir.mkdir(parents=True)
         backup = backup_dir / target.name
         shutil.copy2(target, backup)
-    shutil.copyfile(source, target)
+    _copy(source, target)
     hashes = _read_manifest(folder)
     hashes[target.name] = _sha256(source)
     _write_manifest(folder, hashes)

@@ -1,0 +1,402 @@
+"""The grader cannot be fooled or escaped: forged reports, the shipped reference (imported,
+read or copied), processes that outlive the run or the CLI, floods of output, terminal
+escapes, and workspace links. Each is reported as a failure or an error, never stored as a
+passed attempt."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from quizzer.cli.main import entry
+from quizzer.db.engine import open_database
+from quizzer.db.models import ExerciseAttemptRow
+from quizzer.exercises.catalog import Exercise
+from quizzer.exercises.runner import grade
+
+from .conftest import REFERENCE, SOLUTIONS
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def cli(toy_root, tmp_path, monkeypatch, capsys):
+    """``quizzer --db ... exercise ARGS`` in-process on the toy catalog: (code, out, err)."""
+    monkeypatch.setenv("QUIZZER_EXERCISES_DIR", str(toy_root))
+    db = f"sqlite:///{tmp_path / 'cli.db'}"
+
+    def run(*args: str) -> tuple[int, str, str]:
+        code = entry(["--db", db, "exercise", *args])
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    run.db = db  # type: ignore[attr-defined]
+    return run
+
+
+def statuses(db: str) -> list[str]:
+    with open_database(db)() as session:
+        rows = session.scalars(select(ExerciseAttemptRow).order_by(ExerciseAttemptRow.id))
+        return [row.status for row in rows]
+
+
+def check_in_workspace(cli, tmp_path: Path, source: str) -> tuple[int, str, list[str]]:
+    """Scaffold the toy, write ``source`` as the user's file, check; (code, out, statuses)."""
+    cli("toy")
+    (tmp_path / "workspace" / "toy" / "toy.py").write_text(source, encoding="utf-8")
+    code, out, _ = cli("toy", "--check")
+    return code, out, statuses(cli.db)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+def _wait_dead(pids: list[int], seconds: float = 10.0) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while any(map(_alive, pids)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return [pid for pid in pids if _alive(pid)]
+
+
+linux_only = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+
+# ------------------------------------------------------------------ forged results
+
+FORGE_REPORT = """
+import json, os, sys
+PASSED = [{"nodeid": f"test_toy.py::test_{n}", "outcome": "passed", "message": "", "duration": 0}
+          for n in ("add", "mul")]
+REPORT = {"version": 1, "device": "cpu", "track": "python", "finished": True, "exitstatus": 0,
+          "current": None, "solution_error": None, "collect_errors": [], "tests": PASSED,
+          "metrics": []}
+
+
+def add(a, b):
+    paths = [sys.argv[i + 1] for i, arg in enumerate(sys.argv) if arg == "--quizzer-report"]
+    for path in paths + ["report.json"]:
+        with open(path, "w") as out:
+            json.dump(REPORT, out)
+    os._exit(0)
+"""
+
+FORGE_CHANNEL = """
+import os
+
+LINE = b"0" * 64 + b' {"seq":0,"kind":"finish","exitstatus":0}\\n'
+
+
+def add(a, b):
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            os.write(int(name), LINE)
+        except OSError:
+            pass
+    return a + b
+
+
+def mul(a, b):
+    return a * b
+"""
+
+
+def test_a_forged_report_file_is_not_a_pass(cli, tmp_path) -> None:
+    code, out, stored = check_in_workspace(cli, tmp_path, FORGE_REPORT)
+    assert code != 0 and "PASSED" not in out
+    assert stored and "passed" not in stored
+
+
+@linux_only
+def test_lines_forged_on_the_results_pipe_make_the_run_untrusted(toy: Exercise, tmp_path) -> None:
+    path = tmp_path / "forge.py"
+    path.write_text(FORGE_CHANNEL, encoding="utf-8")
+    result = grade(toy, path, device="cpu")
+    assert result.status == "error"
+    assert "cannot be trusted" in result.message
+
+
+# ------------------------------------------------------------------ the reference
+
+
+def test_importing_the_reference_is_reported_as_copied(cli, tmp_path, toy_root) -> None:
+    reference = toy_root / "toy" / "solution"
+    source = f"import sys\nsys.path.insert(0, {str(reference)!r})\nfrom toy import add, mul\n"
+    code, out, stored = check_in_workspace(cli, tmp_path, source)
+    assert code != 0 and "COPIED" in out and "reference copied" in out
+    assert stored == ["copied"]
+
+
+def test_reading_the_reference_through_a_link_is_reported_as_copied(
+    toy: Exercise, tmp_path
+) -> None:
+    link = tmp_path / "elsewhere.txt"
+    link.symlink_to(toy.solution_file())
+    path = tmp_path / "reader.py"
+    path.write_text(f"exec(open({str(link)!r}).read())\n", encoding="utf-8")
+    result = grade(toy, path, device="cpu")
+    assert result.status == "copied" and not result.passed
+    assert "reference copied" in result.message
+
+
+def test_running_the_reference_text_is_reported_as_copied(toy: Exercise, tmp_path) -> None:
+    hidden = tmp_path / "notes.txt"  # a copy made beforehand, not the shipped file itself
+    hidden.write_text(REFERENCE, encoding="utf-8")
+    path = tmp_path / "runner.py"
+    path.write_text(f"exec(open({str(hidden)!r}).read())\n", encoding="utf-8")
+    result = grade(toy, path, device="cpu")
+    assert result.status == "copied"
+
+
+def test_a_copy_with_new_comments_and_layout_is_reported_as_copied(cli, tmp_path) -> None:
+    lines = REFERENCE.splitlines()
+    disguised = (
+        '"""My own LRU... I mean adder."""\n# written from scratch\n'
+        + "\n\n".join(f"{line}  # step {i}" if line.strip() else "" for i, line in enumerate(lines))
+        + "\n"
+    )
+    disguised = disguised.replace("def mul(a, b):", 'def mul(a, b):\n    """Multiply."""')
+    code, out, stored = check_in_workspace(cli, tmp_path, disguised)
+    assert code != 0 and "COPIED" in out
+    assert "only comments or formatting differ" in " ".join(out.split())
+    assert stored == ["copied"]
+
+
+def test_the_reference_stays_readable(cli) -> None:
+    code, out, _ = cli("toy", "--solution", "--yes")
+    assert code == 0 and "product = a * b" in out
+
+
+def test_the_projects_own_reference_still_passes(toy: Exercise) -> None:
+    result = grade(toy, toy.solution_file(), device="cpu")
+    assert result.status == "passed", result.message
+
+
+# ------------------------------------------------------------------ processes
+
+ESCAPER = """
+import os, subprocess, sys, time
+SLEEP = [sys.executable, "-c", "import time; time.sleep(600)"]
+DAEMON = (
+    "import os, sys, time\\n"
+    "if os.fork():\\n    os._exit(0)\\n"
+    "os.setsid()\\n"
+    "open(sys.argv[1], 'w').write(str(os.getpid()))\\n"
+    "time.sleep(600)\\n"
+)
+
+
+def add(a, b):
+    marked = subprocess.Popen(SLEEP, start_new_session=True)
+    bare = subprocess.Popen(SLEEP, start_new_session=True, env={{}})
+    subprocess.run([sys.executable, "-c", DAEMON, {daemon!r}], env={{}})
+    with open({pids!r}, "w") as out:
+        out.write(f"{{marked.pid}} {{bare.pid}}")
+    return a + b
+
+
+def mul(a, b):
+    return a * b
+"""
+
+
+@linux_only
+def test_setsid_children_do_not_outlive_the_run(toy: Exercise, tmp_path) -> None:
+    pids, daemon = tmp_path / "pids", tmp_path / "daemon.pid"
+    path = tmp_path / "escaper.py"
+    path.write_text(ESCAPER.format(pids=str(pids), daemon=str(daemon)), encoding="utf-8")
+    result = grade(toy, path, device="cpu", timeout=60)
+    assert result.status == "passed", result.message  # the checks themselves pass
+    children = [int(p) for p in pids.read_text().split()]
+    deadline = time.monotonic() + 10
+    while not daemon.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    children.append(int(daemon.read_text()))
+    assert not _wait_dead(children, seconds=1.0), "a process of the run outlived it"
+
+
+HANGER = """
+import os, subprocess, sys
+SLEEP = [sys.executable, "-c", "import time; time.sleep(600)"]
+
+
+def add(a, b):
+    child = subprocess.Popen(SLEEP, start_new_session=True, env={{}})
+    with open({pids!r} + ".tmp", "w") as out:
+        out.write(f"{{os.getpid()}} {{child.pid}}")
+    os.replace({pids!r} + ".tmp", {pids!r})
+    while True:
+        pass
+"""
+
+
+@linux_only
+def test_killing_the_cli_kills_the_grader(toy_root: Path, tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    env = {
+        **os.environ,
+        "QUIZZER_EXERCISES_DIR": str(toy_root),
+        "QUIZZER_HOME": str(tmp_path / "home"),
+        "PYTHONPATH": str(REPO),
+    }
+    base = [sys.executable, "-m", "quizzer", "--db", f"sqlite:///{tmp_path / 'k.db'}"]
+    subprocess.run([*base, "exercise", "toy"], env=env, check=True, capture_output=True)
+    work = tmp_path / "workspace" / "toy" / "toy.py"
+    work.write_text(HANGER.format(pids=str(pids)), encoding="utf-8")
+    cli = subprocess.Popen(
+        [*base, "exercise", "toy", "--check", "--timeout", "300"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not pids.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert pids.exists(), "the grader never started"
+        grader = [int(p) for p in pids.read_text().split()]
+        assert all(map(_alive, grader))
+        cli.kill()
+        cli.wait()
+        assert not _wait_dead(grader, seconds=10), "the grader outlived the CLI"
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+
+
+# ------------------------------------------------------------------ output
+
+FLOOD = """
+import sys
+
+
+def add(a, b):
+    chunk = "x" * (1 << 20) + "\\n"
+    for _ in range(50):
+        sys.stdout.write(chunk)
+    return 0
+"""
+
+MEASURE = """
+import json, resource, sys
+from pathlib import Path
+from quizzer.exercises.catalog import load_catalog
+from quizzer.exercises.runner import grade
+
+toy = load_catalog(Path(sys.argv[1])).get("toy")
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+result = grade(toy, sys.argv[2], device="cpu", timeout=120)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"status": result.status, "output": result.output[:200],
+                  "dropped": getattr(result, "output_dropped", 0), "grown_kb": after - before}))
+"""
+
+
+def test_a_flood_of_output_is_truncated_and_memory_stays_bounded(
+    toy_root: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "flood.py"
+    path.write_text(FLOOD, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(toy_root), str(path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["grown_kb"] < 20_000, "the runner held the output in memory"
+    assert report["status"] == "failed"
+    assert report["output"].startswith("[output truncated: ")
+    assert "MB dropped]" in report["output"]
+    assert report["dropped"] > 40_000_000
+
+
+ESCAPES = """
+import sys
+
+EVIL = "\\x1b]0;owned\\x07\\x1b[2J\\x1b[31mred\\x9b1m\\x1bc\\x07\\r"
+
+
+def add(a, b):
+    print(EVIL * 3)
+    sys.stderr.write(EVIL)
+    raise AssertionError("bad" + EVIL + "news")
+"""
+
+
+def test_escape_sequences_from_the_run_never_reach_the_terminal(cli, tmp_path) -> None:
+    code, out, stored = check_in_workspace(cli, tmp_path, ESCAPES)
+    for control in ("\x1b", "\x07", "\x9b", "\r"):
+        assert control not in out
+    assert code != 0 and "FAIL" in out
+    assert "badrednews" in out  # the text stays, the controls go
+    assert "passed" not in stored
+
+
+def test_escapes_are_stripped_from_everything_the_run_returns(toy: Exercise, tmp_path) -> None:
+    path = tmp_path / "noisy.py"
+    path.write_text(ESCAPES, encoding="utf-8")
+    result = grade(toy, path, device="cpu")
+    assert result.status == "failed"
+    assert "red" in result.output  # pytest printed the captured output of the failure
+    texts = [result.output, result.message]
+    texts += [text for t in result.tests for text in (t.message, t.details, t.nodeid)]
+    for control in ("\x1b", "\x07", "\x9b", "\r"):
+        assert not any(control in text for text in texts)
+
+
+# ------------------------------------------------------------------ workspace links
+
+
+def test_scaffold_refuses_a_dangling_link(cli, tmp_path) -> None:
+    folder = tmp_path / "workspace" / "toy"
+    folder.mkdir(parents=True)
+    outside = tmp_path / "outside.py"
+    (folder / "toy.py").symlink_to(outside)
+    code, _, err = cli("toy")
+    assert code != 0 and "symbolic link" in err and err.count("\n") == 1
+    assert not outside.exists()
+
+
+def test_scaffold_and_reset_refuse_a_linked_file(cli, tmp_path) -> None:
+    cli("toy")
+    work = tmp_path / "workspace" / "toy" / "toy.py"
+    outside = tmp_path / "precious.py"
+    outside.write_text("# precious\n")
+    work.unlink()
+    work.symlink_to(outside)
+    for args in (("toy",), ("toy", "--reset")):
+        code, _, err = cli(*args)
+        assert code != 0 and "symbolic link" in err and err.count("\n") == 1
+        assert outside.read_text() == "# precious\n"
+    assert not (tmp_path / "workspace" / "toy" / ".quizzer-backups").exists()
+
+
+def test_a_linked_exercise_folder_is_refused(cli, tmp_path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "workspace").mkdir()
+    (tmp_path / "workspace" / "toy").symlink_to(elsewhere)
+    code, _, err = cli("toy")
+    assert code != 0 and "symbolic link" in err
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_good_solution_still_passes_and_is_stored(cli, tmp_path) -> None:
+    code, out, stored = check_in_workspace(cli, tmp_path, SOLUTIONS["good"])
+    assert code == 0 and "PASSED" in out
+    assert stored == ["passed"]
