@@ -52,7 +52,7 @@ class _Loader(_Base):  # type: ignore[misc, valid-type]
     """The safe loader; `_clean_tree` runs between composing and constructing."""
 
 
-MAX_FILE_BYTES = 4 * 1024 * 1024  # 20x the largest shipped file; about 3 s to validate
+MAX_FILE_BYTES = 4 * 1024 * 1024  # ~20x the largest shipped file; a few seconds to validate
 _CORE = "tag:yaml.org,2002:"
 _STR, _SEQ, _MAP = _CORE + "str", _CORE + "seq", _CORE + "map"
 _SCALARS = {_CORE + kind: kind for kind in ("str", "int", "float", "bool", "null", "timestamp")}
@@ -119,18 +119,19 @@ def _clean_tree(loader: _Loader, root: yaml.Node, problems: list[tuple[int, str]
     """
     top: Slot = [root]
     stack: list[tuple[Slot, int]] = [(top, 0)]
-    done: dict[int, yaml.Node] = {}  # id of a checked node -> what stands in its place
+    # id of a checked node -> (the node, kept alive so its id stays its own; what replaces it)
+    done: dict[int, tuple[yaml.Node, yaml.Node]] = {}
     while stack:
         slot, index = stack.pop()
         node = slot[index]
         if id(node) in done:
-            slot[index] = done[id(node)]
+            slot[index] = done[id(node)][1]
             continue
         problem = _node_problem(loader, node)
         if problem is not None:
             problems.append((node.start_mark.line + 1, problem))
             slot[index] = yaml.ScalarNode(_CORE + "null", "", node.start_mark, node.end_mark)
-        done[id(node)] = slot[index]
+        done[id(node)] = (node, slot[index])
         if problem is None and isinstance(node, yaml.SequenceNode):
             stack.extend((node.value, i) for i in range(len(node.value)))
         elif problem is None and isinstance(node, yaml.MappingNode):
