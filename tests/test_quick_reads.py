@@ -23,6 +23,7 @@ from quizzer.db.engine import make_engine, migrate, open_database
 from quizzer.db.lazy import LazySessions
 from quizzer.db.models import CardRow, ReviewRow
 from quizzer.db.quick import QuickReader
+from quizzer.review.model import Rating
 from quizzer.review.queries import OrmReads
 from quizzer.review.service import ReviewService
 
@@ -303,3 +304,17 @@ def test_list_due_reads_without_sqlalchemy_and_matches_the_queue(tmp_path, clock
     assert flag.strip() == "False"
     expected = ReviewService(open_database(url), bank).queue()[:8]
     assert [item["id"] for item in json.loads(listed)] == expected
+
+
+def test_on_postgresql_study_reads_through_the_orm_from_the_start(pg_url, clock):
+    """The quick first-card path is for a local SQLite file only; any other URL opens the
+    database before the first card, and the queue is the same."""
+    from quizzer.cli.context import AppContext, Settings
+
+    app = AppContext(Settings(db_url=pg_url))
+    service = app.review_service(quick=True)
+    assert service.quick is None and QuickReader.open(pg_url) is None
+    service.clock = clock
+    first = service.queue()[0]
+    service.rate(first, Rating.GOOD)
+    assert service.card(first).reps == 1

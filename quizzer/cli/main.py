@@ -16,8 +16,10 @@ from quizzer.cli.context import AppContext, Settings
 # not pay for the imports of the others.
 COMMANDS = {
     "bank": ("quizzer.cli.bank_cmd", "bank_group"),
+    "db": ("quizzer.cli.history_cmd", "db_group"),
     "exercise": ("quizzer.cli.exercise_cmd", "exercise_cmd"),
     "export": ("quizzer.cli.export_cmd", "export_group"),
+    "history": ("quizzer.cli.history_cmd", "history_group"),
     "list": ("quizzer.cli.browse_cmd", "list_cmd"),
     "show": ("quizzer.cli.browse_cmd", "show_cmd"),
     "stats": ("quizzer.cli.stats_cmd", "stats_cmd"),
