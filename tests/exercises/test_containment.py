@@ -13,38 +13,20 @@ import time
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
 
-from quizzer.cli.main import entry
-from quizzer.db.engine import open_database
-from quizzer.db.models import ExerciseAttemptRow
 from quizzer.exercises.catalog import Exercise
 from quizzer.exercises.runner import grade
 
+from . import test_cli
 from .conftest import REFERENCE, SOLUTIONS
+from .test_cli import attempts
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def cli(toy_root, tmp_path, monkeypatch, capsys):
-    """``quizzer --db ... exercise ARGS`` in-process on the toy catalog: (code, out, err)."""
-    monkeypatch.setenv("QUIZZER_EXERCISES_DIR", str(toy_root))
-    db = f"sqlite:///{tmp_path / 'cli.db'}"
-
-    def run(*args: str) -> tuple[int, str, str]:
-        code = entry(["--db", db, "exercise", *args])
-        out = capsys.readouterr()
-        return code, out.out, out.err
-
-    run.db = db  # type: ignore[attr-defined]
-    return run
+cli = test_cli.cli  # the ``cli`` fixture: `quizzer exercise` on the toy catalog
 
 
 def statuses(db: str) -> list[str]:
-    with open_database(db)() as session:
-        rows = session.scalars(select(ExerciseAttemptRow).order_by(ExerciseAttemptRow.id))
-        return [row.status for row in rows]
+    return [row.status for row in attempts(db)]
 
 
 def check_in_workspace(cli, tmp_path: Path, source: str) -> tuple[int, str, list[str]]:
@@ -253,7 +235,7 @@ def test_killing_the_cli_kills_the_grader(toy_root: Path, tmp_path: Path) -> Non
     subprocess.run([*base, "exercise", "toy"], env=env, check=True, capture_output=True)
     work = tmp_path / "workspace" / "toy" / "toy.py"
     work.write_text(HANGER.format(pids=str(pids)), encoding="utf-8")
-    cli = subprocess.Popen(
+    proc = subprocess.Popen(
         [*base, "exercise", "toy", "--check", "--timeout", "300"],
         env=env,
         stdout=subprocess.DEVNULL,
@@ -267,12 +249,12 @@ def test_killing_the_cli_kills_the_grader(toy_root: Path, tmp_path: Path) -> Non
         assert pids.exists(), "the grader never started"
         grader = [int(p) for p in pids.read_text().split()]
         assert all(map(_alive, grader))
-        cli.kill()
-        cli.wait()
+        proc.kill()
+        proc.wait()
         assert not _wait_dead(grader, seconds=10), "the grader outlived the CLI"
     finally:
-        if cli.poll() is None:
-            cli.kill()
+        if proc.poll() is None:
+            proc.kill()
 
 
 # ------------------------------------------------------------------ output
