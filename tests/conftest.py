@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fsrs import Scheduler
@@ -151,3 +152,26 @@ def service(make_service) -> ReviewService:
 
 def days(n: float) -> timedelta:
     return timedelta(days=n)
+
+
+_PG_OUTCOMES: dict[str, int] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Count the outcomes of the tests that run on PostgreSQL."""
+    fixtures = dict(report.user_properties).get("fixtures", ())
+    on_pg = "postgresql" in report.nodeid or "pg_url" in fixtures
+    if on_pg and (report.when == "call" or report.outcome == "skipped"):
+        _PG_OUTCOMES[report.outcome] = _PG_OUTCOMES.get(report.outcome, 0) + 1
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        item.user_properties.append(("fixtures", tuple(getattr(item, "fixturenames", ()))))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say how many tests ran against a real PostgreSQL server."""
+    if _PG_OUTCOMES:
+        counts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(_PG_OUTCOMES.items()))
+        terminalreporter.write_line(f"PostgreSQL-backed tests: {counts}")

@@ -11,6 +11,13 @@ from rich.text import Text
 from quizzer.cli.common import console, state
 
 
+def shown_url(url: str) -> str:
+    """The database URL with any password hidden."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
 @click.command("stats")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
 @click.option("--company", "companies", multiple=True, metavar="ID", help="Readiness for these.")
@@ -31,6 +38,7 @@ def stats_cmd(ctx: click.Context, as_json: bool, companies: tuple[str, ...]) -> 
     kept = stats.retention(service)
     ahead = stats.forecast(cards, service)
     data = {
+        "database": shown_url(app.sessions.url),
         "streak_days": overview.streak,
         "reviews_today": overview.reviews_today,
         "due_now": overview.due_now,
@@ -50,6 +58,7 @@ def stats_cmd(ctx: click.Context, as_json: bool, companies: tuple[str, ...]) -> 
         click.echo(json.dumps(data, indent=2))
         return
     rate = f"{kept.rate:.0%} of {kept.reviews}" if kept.rate is not None else "no reviews yet"
+    console.print(Text(f"Database: {data['database']}", style="dim"))
     console.print(
         f"Streak [b]{overview.streak}[/b] day(s)   Reviewed today [b]{overview.reviews_today}[/b]"
         f"   Due now [b]{overview.due_now}[/b]   New [b]{overview.new_available}[/b]"
