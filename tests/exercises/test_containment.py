@@ -382,3 +382,57 @@ def test_a_good_solution_still_passes_and_is_stored(cli, tmp_path) -> None:
     code, out, stored = check_in_workspace(cli, tmp_path, SOLUTIONS["good"])
     assert code == 0 and "PASSED" in out
     assert stored == ["passed"]
+
+
+# ------------------------------------------------------------------ units
+
+
+def test_the_receiver_takes_only_signed_lines_in_order() -> None:
+    from quizzer.exercises.channel import Receiver, Sender
+
+    read, write = os.pipe()
+    sender = Sender(write, b"k" * 32)
+    sender.send("start", nodeid="a")
+    sender.send("finish", exitstatus=0)
+    os.close(write)
+    lines = os.read(read, 65536).splitlines(keepends=True)
+    os.close(read)
+
+    good = Receiver(b"k" * 32)
+    for line in lines:
+        good.feed(line[:5])
+        good.feed(line[5:])  # lines may arrive in pieces
+    assert [e["kind"] for e in good.events] == ["start", "finish"] and good.tampered is None
+
+    replayed = Receiver(b"k" * 32)
+    replayed.feed(lines[0] + lines[0] + lines[1])
+    assert replayed.tampered and "out of order" in replayed.tampered
+
+    forged = Receiver(b"x" * 32)  # the right format, the wrong key
+    forged.feed(lines[0])
+    assert forged.tampered and not forged.events
+
+
+def test_clean_removes_every_control_sequence_but_keeps_text() -> None:
+    from quizzer.exercises.output import OutputTail, clean
+
+    raw = "a\x1b[31mb\x1b]8;;http://x\x1b\\c\x1b]0;t\x07d\x9b2Je\x1bcf\x00g\r\nh\ti\u202ej"
+    assert clean(raw) == "abcdefg\nh\tij"
+    tail = OutputTail(keep=10)
+    for _ in range(100):
+        tail.feed(b"0123456789")
+    assert tail.text() == "0123456789" and tail.dropped == 990
+    assert tail.notice() == "output truncated: 990 bytes dropped"
+
+
+def test_an_include_of_the_reference_counts_as_a_copy(tmp_path: Path) -> None:
+    from quizzer.exercises.guard import includes_reference
+
+    solution = tmp_path / "ex" / "solution"
+    solution.mkdir(parents=True)
+    (solution / "reduce.cu").write_text("__global__ void k() {}\n")
+    mine = tmp_path / "mine.cu"
+    mine.write_text(f'#include "{solution / "reduce.cu"}"\n')
+    assert includes_reference(mine, [solution]) == str(solution / "reduce.cu")
+    mine.write_text("#include <cuda_runtime.h>\n")
+    assert includes_reference(mine, [solution]) is None

@@ -104,3 +104,26 @@ def test_file_in_place_of_the_folder(toy_catalog: Catalog, tmp_path: Path) -> No
     (tmp_path / "ws" / "toy").write_text("not a folder")
     with pytest.raises(ExerciseError, match="not a folder"):
         scaffold("toy", root=tmp_path / "ws", catalog=toy_catalog)
+
+
+def test_reset_refuses_a_linked_backup_folder(toy_catalog: Catalog, tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    target = scaffold("toy", root=root, catalog=toy_catalog).file
+    target.write_text("# my work\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / "toy" / workspace.BACKUPS).symlink_to(outside)
+    with pytest.raises(workspace.WorkspaceError, match="symbolic link"):
+        reset("toy", root=root, catalog=toy_catalog)
+    assert list(outside.iterdir()) == [] and target.read_text() == "# my work\n"
+
+
+def test_a_linked_manifest_is_refused(toy_catalog: Catalog, tmp_path: Path) -> None:
+    folder = tmp_path / "ws" / "toy"
+    folder.mkdir(parents=True)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep\n")
+    (folder / MANIFEST).symlink_to(outside)
+    with pytest.raises(workspace.WorkspaceError, match="symbolic link"):
+        scaffold("toy", root=tmp_path / "ws", catalog=toy_catalog)
+    assert outside.read_text() == "keep\n" and not (folder / "toy.py").exists()
