@@ -7,8 +7,10 @@ During the run, :func:`install` (called by ``load_solution`` before the user's m
 adds an import finder and an audit hook to the grader process, and every process that loads
 the solution: importing, opening (by any path, symlink or hard link: files are matched by
 inode) or compiling the text of a reference file raises :class:`ReferenceSolutionError` and
-reports the use. The runner passes what to protect in the ``QUIZZER_GUARD`` environment
-variable (paths and fingerprints, nothing secret).
+reports the use; so does an ``import`` statement in the user's module that reaches into a
+grader's own code (its model implementations are references too). The runner passes what
+to protect in the ``QUIZZER_GUARD`` environment variable (paths and fingerprints, nothing
+secret).
 
 Residual risk, accepted: code that reads a reference in a separate interpreter and keeps the
 work there, or that patches this module after it is installed, is not caught here; the
@@ -18,6 +20,7 @@ reference stays readable to the user on purpose (``--solution`` shows it).
 from __future__ import annotations
 
 import ast
+import builtins
 import hashlib
 import importlib.abc
 import importlib.machinery
@@ -168,8 +171,8 @@ def set_reporter(reporter: Reporter | None) -> None:
     _state["reporter"] = reporter
 
 
-def _violation(what: str) -> ReferenceSolutionError:
-    message = f"reference copied: the solution {what} (a shipped reference solution)"
+def _violation(what: str, whose: str = "a shipped reference solution") -> ReferenceSolutionError:
+    message = f"reference copied: the solution {what} ({whose})"
     reporter = _state.get("reporter")
     if callable(reporter):
         reporter(message)
@@ -218,6 +221,47 @@ def _audit_hook(spec: GuardSpec, inodes: frozenset[tuple[int, int]]) -> Callable
     return hook
 
 
+def _under(path: object, folders: tuple[str, ...]) -> bool:
+    if not isinstance(path, str):
+        return False
+    real = os.path.realpath(path)
+    return any(real.startswith(folder) for folder in folders)
+
+
+def user_builtins() -> dict[str, object] | None:
+    """Builtins for the user's module whose ``__import__`` refuses the graders' own modules.
+
+    None when no guard is installed. Code that fetches such a module from ``sys.modules``
+    directly is not caught: the accepted residual risk of running in the grader's process.
+    """
+    spec = _state.get("spec")
+    if not isinstance(spec, GuardSpec):
+        return None
+    folders = tuple(
+        os.path.realpath(os.path.join(os.path.dirname(d), sub)) + os.sep
+        for d in spec.dirs
+        for sub in ("grader", "solution")
+    )
+    real_import = builtins.__import__
+
+    def guarded_import(
+        name: str,
+        globals: dict[str, object] | None = None,
+        locals: dict[str, object] | None = None,
+        fromlist: Sequence[str] | None = (),
+        level: int = 0,
+    ) -> ModuleType:
+        module = real_import(name, globals, locals, fromlist, level)
+        reached = [module, sys.modules.get(name)]
+        reached += [getattr(module, item, None) for item in fromlist or ()]
+        for item in reached:
+            if isinstance(item, ModuleType) and _under(getattr(item, "__file__", None), folders):
+                raise _violation(f"imports {name}", "the grader's own code")
+        return module
+
+    return {**builtins.__dict__, "__import__": guarded_import}
+
+
 def install(spec: GuardSpec | None = None) -> bool:
     """Install the finder and audit hook once per process (from :data:`ENV` by default).
 
@@ -233,4 +277,5 @@ def install(spec: GuardSpec | None = None) -> bool:
     sys.meta_path.insert(0, _ReferenceFinder(inodes))
     sys.addaudithook(_audit_hook(spec, inodes))
     _state["installed"] = True
+    _state["spec"] = spec
     return True

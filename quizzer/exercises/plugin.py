@@ -73,6 +73,9 @@ def load_solution(path: str | os.PathLike[str], name: str | None = None) -> Modu
     spec = importlib.util.spec_from_file_location(mod_name, path)
     assert spec is not None  # a path with a .py-like name always gives a spec
     module = importlib.util.module_from_spec(spec)
+    guarded = guard.user_builtins()
+    if guarded is not None:
+        module.__dict__["__builtins__"] = guarded
     sys.modules[mod_name] = module
     try:
         exec(code, module.__dict__)

@@ -119,6 +119,16 @@ def test_importing_the_reference_is_reported_as_copied(cli, tmp_path, toy_root) 
     assert stored == ["copied"]
 
 
+def test_importing_the_graders_own_model_is_reported_as_copied(toy: Exercise, tmp_path) -> None:
+    model = "def add(a, b):\n    return sum((a, b))\n\n\ndef mul(a, b):\n    return a * b\n"
+    (toy.grader_dir / "_toy_model.py").write_text(model, encoding="utf-8")
+    path = tmp_path / "borrower.py"
+    path.write_text("from _toy_model import add, mul\n", encoding="utf-8")
+    result = grade(toy, path, device="cpu")
+    assert result.status == "copied", result.message
+    assert "the grader's own code" in result.message
+
+
 def test_reading_the_reference_through_a_link_is_reported_as_copied(
     toy: Exercise, tmp_path
 ) -> None:
@@ -243,7 +253,7 @@ def test_killing_the_cli_kills_the_grader(toy_root: Path, tmp_path: Path) -> Non
         start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120
         while not pids.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
         assert pids.exists(), "the grader never started"
