@@ -8,7 +8,7 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from quizzer.cli.common import console, state
+from quizzer.cli.common import console, err_console, state
 
 
 def shown_url(url: str) -> str:
@@ -54,6 +54,12 @@ def stats_cmd(ctx: click.Context, as_json: bool, companies: tuple[str, ...]) -> 
             for r in overview.readiness
         ],
     }
+    data["damaged_cards"] = dict(sorted(service.damaged.items()))
+    for qid, reason in sorted(service.damaged.items()):
+        err_console.print(
+            f"warning: the stored schedule of '{qid}' is damaged ({reason}); it is left out",
+            markup=False,
+        )
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from fsrs import Card, Scheduler, State
 
 from quizzer.bank.model import Question
+from quizzer.errors import CorruptCardError
 from quizzer.review.model import STATE_NAMES, CardInfo
 
 if TYPE_CHECKING:
@@ -34,8 +36,42 @@ _SNAPSHOT_FIELDS = (
 )
 
 
-def to_fsrs(row: CardFields | None, now: datetime) -> Card:
-    """The fsrs card for a row; a missing or never-reviewed row is a fresh card due now."""
+def _is_int(value: object, low: int = 0) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= low
+
+
+def _is_real(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def problem(row: CardFields) -> str | None:
+    """Why a stored card row cannot be a schedule, or None when it is sound."""
+    if row.state not in (1, 2, 3) or isinstance(row.state, bool):
+        return f"state {row.state!r}"
+    for name in ("reps", "lapses"):
+        if not _is_int(getattr(row, name)):
+            return f"{name} {getattr(row, name)!r}"
+    if row.due is None or row.created_at is None:
+        return "a time that is not a time"
+    if row.last_review is None:
+        return None
+    if not _is_real(row.stability) or row.stability <= 0:
+        return f"stability {row.stability!r}"
+    if not _is_real(row.difficulty) or not 1 <= row.difficulty <= 10:
+        return f"difficulty {row.difficulty!r}"
+    if row.step is not None and not _is_int(row.step):
+        return f"step {row.step!r}"
+    return None
+
+
+def to_fsrs(row: CardFields | None, now: datetime, question_id: str = "?") -> Card:
+    """The fsrs card for a row; a missing or never-reviewed row is a fresh card due now.
+
+    A damaged row raises `CorruptCardError` naming `question_id`."""
+    if row is not None:
+        reason = problem(row)
+        if reason is not None:
+            raise CorruptCardError(question_id, reason)
     if row is None or row.last_review is None:
         return Card(card_id=1, state=State.Learning, step=0, due=now)
     return Card(
@@ -102,8 +138,10 @@ def card_info(
 ) -> CardInfo:
     started = row is not None and row.last_review is not None
     retrievability = None
-    if started and row is not None:
-        retrievability = scheduler.get_card_retrievability(to_fsrs(row, now), now)
+    if row is not None:
+        card = to_fsrs(row, now, question.id)  # a damaged row raises here, named
+        if started:
+            retrievability = scheduler.get_card_retrievability(card, now)
     return CardInfo(
         question=question,
         state=STATE_NAMES[row.state if started and row is not None else None],

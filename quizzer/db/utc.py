@@ -19,8 +19,15 @@ def to_sqlite_text(value: datetime) -> str:
 
 
 def from_stored(value: datetime | str | None) -> datetime | None:
+    """An aware UTC datetime from what the database holds; None for NULL or for a value
+    that is not a time at all (a damaged row reads as incomplete, not as a crash)."""
     if value is None:
         return None
     if isinstance(value, str):
-        value = datetime.fromisoformat(value)
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    if not isinstance(value, datetime):
+        return None
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)

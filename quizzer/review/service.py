@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, TypeVar
 
 from quizzer.bank.model import Bank, Filters, Question
-from quizzer.errors import UnknownIdError
+from quizzer.errors import CorruptCardError, UnknownIdError
 from quizzer.review.clock import Clock, DayBoundary, system_clock
 from quizzer.review.fuzz import seed_for, seeded
 from quizzer.review.model import (
@@ -69,6 +69,7 @@ class ReviewService:
         self.day = day or DayBoundary()
         self.quick = quick
         self._undo: list[UndoRecord] = []  # this caller's actions, newest last
+        self.damaged: dict[str, str] = {}  # question id -> why its stored row is unusable
 
     def open(self) -> None:
         """Open the database (SQLAlchemy, migrations) now; reads use it from then on."""
@@ -137,7 +138,9 @@ class ReviewService:
             return converters.card_info(question, row, self.scheduler, self.clock())
 
     def cards(self) -> dict[str, CardInfo]:
-        """Every bank question's card, new ones included (for browsing and stats)."""
+        """Every bank question's card, new ones included (for browsing and stats).
+
+        A card whose stored row is damaged is left out and named in `damaged`."""
         from sqlalchemy import select
 
         from quizzer.db import converters
@@ -146,10 +149,13 @@ class ReviewService:
         now = self.clock()
         with self.sessions() as session:
             rows = {r.question_id: r for r in session.scalars(select(CardRow))}
-        return {
-            qid: converters.card_info(q, rows.get(qid), self.scheduler, now)
-            for qid, q in self.bank.questions.items()
-        }
+        out = {}
+        for qid, question in self.bank.questions.items():
+            try:
+                out[qid] = converters.card_info(question, rows.get(qid), self.scheduler, now)
+            except CorruptCardError as exc:
+                self.damaged[qid] = exc.reason  # left out; the rest keeps working
+        return out
 
     def preview(self, question_id: str) -> dict[Rating, timedelta]:
         """The interval each rating would give now, exactly as `rate` would apply it."""
@@ -160,7 +166,7 @@ class ReviewService:
         question = self._question(question_id)
         now = self.clock()
         with self._reads() as reads:
-            card = converters.to_fsrs(reads.card(question.id), now)
+            card = converters.to_fsrs(reads.card(question.id), now, question.id)
         out = {}
         for rating in Rating:
             with seeded(seed_for(question.id, int(rating), card.last_review, card.step)):
@@ -244,7 +250,7 @@ class ReviewService:
         if not cram:
             lock_card(session, qid)
         row = session.get(CardRow, qid)
-        before = converters.to_fsrs(row, now)
+        before = converters.to_fsrs(row, now, qid)
         with seeded(seed_for(qid, int(rating), before.last_review, before.step)):
             after, _ = self.scheduler.review_card(before, FsrsRating(int(rating)), now, duration_ms)
         outcome = RatingOutcome(

@@ -10,7 +10,7 @@ from textual.widget import Widget
 
 @contextmanager
 def reporting(widget: Widget, what: str) -> Iterator[None]:
-    """A database or OS failure in the block becomes a message; the rest of it is skipped.
+    """A database, OS or input failure in the block becomes a message; the rest is skipped.
 
     Anything else is a bug and propagates.
     """
@@ -18,8 +18,11 @@ def reporting(widget: Widget, what: str) -> Iterator[None]:
         yield
     except Exception as exc:
         from quizzer.db.errors import describe_db_error
+        from quizzer.errors import QuizzerError
 
-        reason = describe_db_error(exc) or (str(exc) if isinstance(exc, OSError) else None)
+        reason = describe_db_error(exc)
+        if reason is None and isinstance(exc, OSError | QuizzerError):
+            reason = str(exc)
         if reason is None:
             raise
         widget.notify(f"Could not {what}: {reason}", severity="error", timeout=8, markup=False)

@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from quizzer.bank.model import Bank, Question
+from quizzer.errors import CorruptCardError
 from quizzer.review.model import Rating
 from quizzer.review.session import StudySession
 from quizzer.tui.reporting import reporting
@@ -95,7 +96,13 @@ class StudyScreen(Screen[None]):
             return
         bank = self.session.service.bank
         question = bank.questions[qid]
-        card = self.session.service.card(qid)
+        try:
+            card = self.session.service.card(qid)
+        except CorruptCardError as exc:  # a damaged row: say which card, go on to the next
+            self.notify(str(exc), severity="warning", timeout=10, markup=False)
+            self.session.skip()
+            self.show_current()
+            return
         self.revealed = False
         done, total = self.session.position
         mode = "cram" if self.session.cram else card.state
