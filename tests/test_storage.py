@@ -70,8 +70,8 @@ def test_sqlite_runs_in_wal_with_busy_timeout(tmp_path):
         assert s.execute(text("PRAGMA busy_timeout")).scalar() >= 1000
 
 
-def test_utc_column_round_trips_and_refuses_naive(tmp_path):
-    sessions = open_database(f"sqlite:///{tmp_path / 'u.db'}")
+def test_utc_column_round_trips_and_refuses_naive(any_db_url):
+    sessions = open_database(any_db_url)
     local = datetime(2026, 5, 1, 12, 0, tzinfo=timezone(timedelta(hours=8)))
     with sessions.begin() as s:
         s.add(
