@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import case, func, select
+from sqlalchemy import case, exists, func, select
 
 from quizzer.bank.model import Bank
 from quizzer.db.models import ReviewRow
@@ -48,35 +49,42 @@ class Overview:
     readiness: list[Readiness]
 
 
+_STREAK_BATCH = 32  # days probed per statement
+
+
 def streak(service: ReviewService) -> int:
     """Consecutive study days with at least one review, ending today (or yesterday).
 
-    One indexed lookup per day walked back, so a long history costs no more than the
-    streak is long.
+    Each day is one indexed existence probe, 32 days to a statement, so a long history
+    costs no more than the streak is long, in few round trips (PostgreSQL included).
     """
     now = service.clock()
     day = service.day
-    with service.sessions() as session:
 
-        def studied(begin: datetime, end: datetime) -> bool:
-            query = (
-                select(ReviewRow.id)
-                .where(ReviewRow.reviewed_at >= begin, ReviewRow.reviewed_at < end)
-                .limit(1)
-            )
-            return session.scalar(query) is not None
-
-        def before(begin: datetime) -> tuple[datetime, datetime]:
-            return day.start_of_day(begin - timedelta(microseconds=1)), begin
-
+    def days_back() -> Iterator[tuple[datetime, datetime]]:
         begin, end = day.start_of_day(now), day.start_of_next_day(now)
-        if not studied(begin, end):  # nothing yet today: the streak may still end yesterday
-            begin, end = before(begin)
-        count = 0
-        while studied(begin, end):
-            count += 1
-            begin, end = before(begin)
-    return count
+        while True:
+            yield begin, end
+            begin, end = day.start_of_day(begin - timedelta(microseconds=1)), begin
+
+    windows = days_back()
+    count = 0
+    first = True
+    with service.sessions() as session:
+        while True:
+            batch = [next(windows) for _ in range(_STREAK_BATCH)]
+            probes = [
+                exists().where(ReviewRow.reviewed_at >= b, ReviewRow.reviewed_at < e)
+                for b, e in batch
+            ]
+            studied = [bool(v) for v in session.execute(select(*probes)).one()]
+            if first and not studied[0]:
+                studied = studied[1:]  # nothing yet today: the streak may end yesterday
+            first = False
+            for value in studied:
+                if not value:
+                    return count
+                count += 1
 
 
 def _is_due(card: CardInfo, now: datetime) -> bool:
