@@ -14,6 +14,10 @@ and its resource limits, then waits for whichever comes first:
 Every way out kills the grader's process group, every re-parented descendant and every
 process whose environment carries this run's ``QUIZZER_RUN_TOKEN``, until none is left.
 The runner calls :func:`kill_marked` once more at the end, for what escaped all of these.
+
+Residual risk, accepted: user code that first kills the supervisor and then starts a process
+in a new session with an emptied environment leaves nothing to find it by (on Linux without
+cgroups); its CPU time limit, inherited from the grader, still ends it eventually.
 """
 
 from __future__ import annotations
