@@ -17,7 +17,7 @@ The runner calls :func:`kill_marked` once more at the end, for what escaped all 
 
 Residual risk, accepted: user code that first kills the supervisor and then starts a process
 in a new session with an emptied environment leaves nothing to find it by (on Linux without
-cgroups); its CPU time limit, inherited from the grader, still ends it eventually.
+cgroups); a busy one is still ended by the CPU time limit it inherits, a sleeping one is not.
 """
 
 from __future__ import annotations
