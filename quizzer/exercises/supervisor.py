@@ -15,9 +15,10 @@ Every way out kills the grader's process group, every re-parented descendant and
 process whose environment carries this run's ``QUIZZER_RUN_TOKEN``, until none is left.
 The runner calls :func:`kill_marked` once more at the end, for what escaped all of these.
 
-Residual risk, accepted: user code that first kills the supervisor and then starts a process
-in a new session with an emptied environment leaves nothing to find it by (on Linux without
-cgroups); a busy one is still ended by the CPU time limit it inherits, a sleeping one is not.
+Residual risk, accepted: user code that starts a process in a new session with an emptied
+environment and then kills the supervisor leaves nothing to find that process by (on Linux
+without cgroups); a busy one is still ended by the CPU time limit it inherits, a sleeping
+one is not.
 """
 
 from __future__ import annotations
