@@ -188,7 +188,18 @@ def _exit_like(status: int | None) -> None:
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+
+
+def _ignore_stops() -> None:
+    """Once clean-up begins nothing may interrupt it (the runner's death sends SIGTERM just
+    after its end of the life pipe closes)."""
+    for sig in _STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+
+
 def _stop(signum: int, frame: object) -> None:
+    _ignore_stops()
     raise SystemExit(128 + signum)
 
 
@@ -198,7 +209,7 @@ def main(argv: list[str]) -> None:
     command = argv[argv.index("--") + 1 :]
     token = os.environ.get(TOKEN_ENV, "")
     life = int(config["life"])
-    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+    for sig in _STOP_SIGNALS:
         signal.signal(sig, _stop)
     prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
     prctl(_PR_SET_CHILD_SUBREAPER, 1)
@@ -217,6 +228,7 @@ def main(argv: list[str]) -> None:
     try:
         status = _wait(pid, life, float(config["backstop"]))
     finally:
+        _ignore_stops()
         kill_marked(token, group=pid, children=True)
     _exit_like(status)
 
