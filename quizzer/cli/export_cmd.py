@@ -28,8 +28,15 @@ def export_group() -> None:
 @click.option("-o", "--output", type=click.Path(path_type=Path), default=Path("quizzer.apkg"))
 @filter_options
 @click.option("--due-only", is_flag=True, help="Only questions that are due now.")
+@click.option(
+    "--with-schedule",
+    is_flag=True,
+    help="Carry each card's schedule, FSRS memory state and review log (needs quizzer[anki]).",
+)
 @click.pass_context
-def export_anki(ctx: click.Context, output: Path, due_only: bool, **filter_args: object) -> None:
+def export_anki(
+    ctx: click.Context, output: Path, due_only: bool, with_schedule: bool, **filter_args: object
+) -> None:
     """Write an Anki deck (.apkg): one sub-deck per topic, updated in place on re-import."""
     from quizzer.export.anki import export_apkg
 
@@ -43,9 +50,40 @@ def export_anki(ctx: click.Context, output: Path, due_only: bool, **filter_args:
     if not questions:
         raise QuizzerError("no question matches these filters; nothing to export")
     path = _output(output)
+    if with_schedule:
+        _export_scheduled(ctx, questions, path)
+        return
     summary = export_apkg(bank, questions, path)
     console.print(
         f"wrote {summary.notes} notes in {len(summary.decks) - 1} topic decks to {summary.path}"
+    )
+
+
+def _export_scheduled(ctx: click.Context, questions: list, path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from quizzer.export.anki_schedule import export_with_schedule, read_schedule, require_anki
+
+    require_anki()
+    app = state(ctx)
+    service = app.review_service()
+    now = datetime.now(UTC)
+    cards, reviews = read_schedule(app.sessions.factory(), app.bank, now)
+    chosen = {q.id for q in questions}
+    scheduled = export_with_schedule(
+        app.bank,
+        questions,
+        [c for c in cards if c.question_id in chosen],
+        [r for r in reviews if r.question_id in chosen],
+        path,
+        now=now,
+        day=service.day,
+        retention=service.scheduler.desired_retention,
+    )
+    console.print(
+        f"wrote {len(questions)} notes to {path}, {scheduled} with their schedule and review log"
+        " (open it in Anki with FSRS on)",
+        markup=False,
     )
 
 

@@ -20,6 +20,7 @@ COMMANDS = {
     "exercise": ("quizzer.cli.exercise_cmd", "exercise_cmd"),
     "export": ("quizzer.cli.export_cmd", "export_group"),
     "history": ("quizzer.cli.history_cmd", "history_group"),
+    "import": ("quizzer.cli.import_cmd", "import_group"),
     "list": ("quizzer.cli.browse_cmd", "list_cmd"),
     "show": ("quizzer.cli.browse_cmd", "show_cmd"),
     "stats": ("quizzer.cli.stats_cmd", "stats_cmd"),

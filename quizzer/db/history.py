@@ -20,6 +20,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
+from quizzer.db import converters
 from quizzer.db.models import CardRow, ExerciseAttemptRow, ReviewRow, SettingRow
 from quizzer.errors import QuizzerError
 
@@ -54,6 +55,12 @@ class ImportReport:
     attempts_added: int = 0
     attempts_known: int = 0
     touched: set[str] = field(default_factory=set)
+    added: dict[str, list[ReviewRow]] = field(default_factory=dict)
+    derived: dict[str, list[ReviewRow]] = field(default_factory=dict)
+
+    def pending(self, qid: str) -> dict[str, Any]:
+        """The reviews this import adds to `qid` (and those whose state it derives)."""
+        return {"added": self.added.get(qid, ()), "fill": self.derived.get(qid, ())}
 
 
 def _encode(row: Any, columns: list[str], kind: str) -> str:
@@ -124,7 +131,7 @@ def _required(columns: list[str], table: Any) -> set[str]:
 
 
 REQUIRED = {
-    "review": _required(_REVIEW, ReviewRow.__table__),
+    "review": _required(_REVIEW, ReviewRow.__table__) - {"state_after", "due_after"},
     "card": _required(_CARD, CardRow.__table__),
     "attempt": _required(_ATTEMPT, ExerciseAttemptRow.__table__),
     "setting": {"key", "value"},
@@ -135,7 +142,10 @@ def _decode(record: dict[str, Any]) -> dict[str, Any]:
     kind = record["type"]
     if kind not in REQUIRED:
         raise ValueError(f"unknown record type {kind!r}")
-    missing = sorted(name for name in REQUIRED[kind] if record.get(name) is None)
+    required = REQUIRED[kind]
+    if kind == "review" and not record.get("derived"):
+        required = required | {"state_after", "due_after"}
+    missing = sorted(name for name in required if record.get(name) is None)
     if missing:
         raise ValueError(f"{kind} without {', '.join(missing)}")
     if kind == "review" and record["rating"] not in (1, 2, 3, 4):
@@ -160,13 +170,13 @@ def import_records(
     cards: dict[str, dict[str, Any]] = {}
     with sessions.begin() as session:
         known = {
-            (q, at.isoformat(), r)
+            (q, _ms(at), r)
             for q, at, r in session.execute(
                 select(ReviewRow.question_id, ReviewRow.reviewed_at, ReviewRow.rating)
             )
         }
         for record in records:
-            kind = record.pop("type")
+            kind = record["type"]
             if kind == "review":
                 _add_review(session, record, known, report)
             elif kind == "card":
@@ -175,34 +185,51 @@ def import_records(
                 _add_setting(session, record, report)
             else:
                 _add_attempt(session, record, report)
-        session.flush()
-        for qid, data in cards.items():
-            row = session.get(CardRow, qid)
-            if row is None:
-                session.add(CardRow(**{k: data.get(k) for k in _CARD}))
-                report.cards_added += 1
-            elif qid in report.touched:
-                recompute(session, row, scheduler, newer=data)
-                report.cards_recomputed += 1
-        for qid in report.touched - cards.keys():
-            row = session.get(CardRow, qid)
-            if row is not None:
-                recompute(session, row, scheduler)
+        # The replays read the stored log and merge the pending rows in memory, so every
+        # new review is inserted once, with its final values, at commit.
+        with session.no_autoflush:
+            for qid, data in cards.items():
+                row = session.get(CardRow, qid)
+                if row is None:
+                    session.add(CardRow(**{k: data.get(k) for k in _CARD}))
+                    report.cards_added += 1
+                elif qid in report.touched:
+                    recompute(session, row, scheduler, newer=data, **report.pending(qid))
+                    report.cards_recomputed += 1
+            for qid in report.touched - cards.keys():
+                row = session.get(CardRow, qid)
+                if row is None:  # reviewed only elsewhere until now
+                    row = converters.new_row(qid, min(r.reviewed_at for r in report.added[qid]))
+                    session.add(row)
+                recompute(session, row, scheduler, **report.pending(qid))
                 report.cards_recomputed += 1
     return report
 
 
+def _ms(at: datetime) -> int:
+    """A review's time to the millisecond: what every source (Anki's log too) keeps."""
+    return int(at.timestamp() * 1000)
+
+
 def _add_review(
-    session: Session, data: dict[str, Any], known: set[tuple[str, str, int]], report: ImportReport
+    session: Session, data: dict[str, Any], known: set[tuple[str, int, int]], report: ImportReport
 ) -> None:
-    key = (data["question_id"], data["reviewed_at"].isoformat(), int(data["rating"]))
+    qid = data["question_id"]
+    key = (qid, _ms(data["reviewed_at"]), int(data["rating"]))
     if key in known:
         report.reviews_known += 1
         return
     known.add(key)
-    session.add(ReviewRow(**{k: data.get(k) for k in _REVIEW}))
+    derived = data.get("derived", False)
+    if derived:  # from a log without quizzer's state columns: filled in by the replay
+        data = {"state_after": 1, "due_after": data["reviewed_at"], **data}
+    row = ReviewRow(**{k: data.get(k) for k in _REVIEW})
+    session.add(row)
+    report.added.setdefault(qid, []).append(row)
+    if derived:
+        report.derived.setdefault(qid, []).append(row)
     report.reviews_added += 1
-    report.touched.add(data["question_id"])
+    report.touched.add(qid)
 
 
 def _add_setting(session: Session, data: dict[str, Any], report: ImportReport) -> None:
