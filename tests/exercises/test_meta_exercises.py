@@ -32,6 +32,12 @@ EXPECT = {
     "top-p-sampling": Expect(min_passed=20, skipped=1),
 }
 MUTANTS = [(name, m) for name in EXPECT for m in CATALOG.get(name).meta.mutants]
+# Correct solutions written independently of the reference, in other styles.
+ALTERNATIVES = [
+    (name, path)
+    for name in EXPECT
+    for path in sorted((CATALOG.get(name).path / "solution" / "alternatives").glob("*.py"))
+]
 
 pytestmark = pytest.mark.slow
 
@@ -55,6 +61,16 @@ def test_reference_passes(name: str) -> None:
     assert result.count("passed") >= want.min_passed, explain(result)
     if want.skipped is not None:
         assert result.count("skipped") == want.skipped, explain(result)
+
+
+@pytest.mark.parametrize(
+    ("name", "path"), ALTERNATIVES, ids=[f"{n}:{p.name}" for n, p in ALTERNATIVES]
+)
+def test_alternative_solution_passes(name: str, path) -> None:  # type: ignore[no-untyped-def]
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith("# alternative: "), path.name
+    result = grade(CATALOG.get(name), path, device="cpu")
+    assert result.status == "passed", explain(result)
 
 
 @pytest.mark.parametrize("name", list(EXPECT))
