@@ -47,8 +47,15 @@ class _Strict(BaseModel):
 
 
 class Track(_Strict):
+    """One version of an exercise (e.g. numba or CUDA C++): the file the user edits.
+
+    ``cpu: compile-only`` says the track's code cannot run without a GPU: on a CPU its
+    grader only compiles and inspects it, so a clean run there is not a pass.
+    """
+
     name: str
     file: str
+    cpu: Literal["run", "compile-only"] = "run"
 
     @field_validator("file")
     @classmethod

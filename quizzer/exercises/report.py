@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from quizzer.exercises.output import clean
 
-Status = Literal["passed", "failed", "error", "timeout", "crashed", "copied"]
+Status = Literal["passed", "failed", "error", "timeout", "crashed", "copied", "not-started"]
 _MAX_TEXT = 8000
 
 

@@ -76,6 +76,15 @@ class GradeResult:
     returncode: int | None = None
     output: str = ""  # tail of the grader's stdout+stderr, cleaned of terminal controls
     output_dropped: int = 0  # bytes of output beyond what was kept
+    compile_only: bool = False  # a track whose code only compiles here (no GPU to run it)
+
+    @property
+    def verdict(self) -> str:
+        """What the run proves: ``status``, except "compile-only" for a clean run of a track
+        that could only be compiled and inspected on this machine (not a pass)."""
+        if self.compile_only and self.status == "passed":
+            return "compile-only"
+        return self.status
 
     @property
     def copied(self) -> bool:
@@ -106,6 +115,7 @@ class GradeResult:
         return {
             "exercise": self.exercise,
             "status": self.status,
+            "verdict": self.verdict,
             "message": self.message,
             "device": self.device,
             "track": self.track,
@@ -289,11 +299,12 @@ def _result(
         tests = [t for t in tests if t.nodeid != current]
         tests.append(TestResult(nodeid=current, outcome="error", message=message))
     notice = run.output.notice()
+    resolved = (report or {}).get("device") or (device if device != "auto" else "unknown")
     return GradeResult(
         exercise=ex.name,
         status=status,
         message=message,
-        device=(report or {}).get("device") or (device if device != "auto" else "unknown"),
+        device=resolved,
         track=track,
         duration_s=run.duration,
         command=command,
@@ -303,4 +314,5 @@ def _result(
         returncode=run.returncode,
         output=(f"[{notice}]\n" if notice else "") + text[-_OUTPUT_TAIL:],
         output_dropped=run.output.dropped,
+        compile_only=resolved == "cpu" and ex.track(track).cpu == "compile-only",
     )
