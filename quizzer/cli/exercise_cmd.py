@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import re
+import shlex
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -10,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -18,13 +21,19 @@ from quizzer.cli.context import AppContext
 from quizzer.errors import QuizzerError
 
 if TYPE_CHECKING:
-    from quizzer.db.attempts import AttemptStore
+    from quizzer.db.attempts import Attempt, AttemptStore
     from quizzer.db.settings import SettingsStore
+    from quizzer.exercises.catalog import Catalog, Exercise
     from quizzer.exercises.runner import GradeResult
 
 Check = Callable[[], "tuple[GradeResult, Path]"]
 
 DEVICES = ("auto", "cpu", "cuda")
+PIPE_WIDTH = 1000  # into a pipe or a file: lines as long as they are, not cut at 80
+INSTALL_HINT = (
+    "on a CPU-only machine first `pip install torch==2.13.0` (the CPU build), then "
+    "`pip install 'quizzer[exercises]'` (alone, that pulls the multi-GB CUDA build of torch)"
+)
 
 
 def _stores(app: AppContext) -> tuple[AttemptStore, SettingsStore]:
@@ -42,44 +51,125 @@ def _root(settings: SettingsStore, directory: Path | None, name: str) -> Path | 
     return Path(saved) if saved else None
 
 
-def _list(app: AppContext) -> None:
+def _is_terminal() -> bool:
+    return console.is_terminal
+
+
+def _show(renderable: RenderableType) -> None:
+    """Print to the terminal at its width; into a pipe or file without wrapping lines."""
+    if _is_terminal():
+        console.print(renderable)
+        return
+    wide = Console(width=PIPE_WIDTH, file=io.StringIO(), color_system=None, highlight=False)
+    wide.print(renderable)
+    text = wide.file.getvalue()  # type: ignore[attr-defined]
+    click.echo("\n".join(line.rstrip() for line in text.splitlines()))
+
+
+def _asked(app: AppContext, catalog: Catalog) -> dict[str, tuple[int, str]]:
+    """Per ready exercise: how many interview write-ups ask it, and its top companies."""
     from quizzer.bank.model import asked_by_for
+
+    bank = app.bank
+    asked: dict[str, tuple[int, str]] = {}
+    for exercise in catalog.ready():
+        counts, _ = asked_by_for(exercise.meta.themes, bank.interviews.values())
+        top = ", ".join(bank.companies[c].name for c, _ in counts.most_common(3))
+        asked[exercise.name] = (sum(counts.values()), top)
+    return asked
+
+
+def _history(app: AppContext, catalog: Catalog) -> dict[str, list[Attempt]]:
+    attempts, _ = _stores(app)
+    return {e.name: attempts.history(e.name) for e in catalog if e.status == "ready"}
+
+
+def _best_cell(exercise: Exercise, history: list[Attempt]) -> str:
+    from quizzer.exercises.progress import best_by_track, best_text
+
+    best = best_by_track(history)
+    if len(exercise.meta.tracks) == 1:
+        return best_text(best[exercise.default_track.name]) if best else "-"
+    lines = [f"{t.name} {best_text(best[t.name])}" for t in exercise.meta.tracks if t.name in best]
+    return "\n".join(lines) or "-"
+
+
+_STATUS_STYLE = {"passed": "green", "compiled": "cyan", "in progress": "yellow"}
+
+
+def _list(app: AppContext) -> None:
     from quizzer.exercises import load_catalog, open_workspace
+    from quizzer.exercises.progress import next_exercise, progress_line, status_of
 
     catalog = load_catalog()
-    attempts, settings = _stores(app)
-    best = attempts.best()
-    bank = app.bank
+    _, settings = _stores(app)
+    asked, history = _asked(app, catalog), _history(app, catalog)
     table = Table(header_style="bold", box=None, pad_edge=False)
     for column in ("exercise", "topic", "asked by", "diff", "status", "best"):
         width = 18 if column == "asked by" else None
         table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=width)
+    passed = []
     for entry in catalog:
         if entry.status != "ready":
-            table.add_row(entry.name, "", "", "", "[dim]planned[/dim]", "")
+            table.add_row(entry.name, "", "", "", Text("planned", style="dim"), "")
             continue
         exercise = catalog.get(entry.name)
-        counts, _ = asked_by_for(exercise.meta.themes, bank.interviews.values())
-        top = ", ".join(bank.companies[c].name for c, _ in counts.most_common(3))
-        asked = f"{sum(counts.values())}: {top}" if counts else "-"
-        attempt = best.get(entry.name)
+        count, top = asked[entry.name]
         workspace = open_workspace(entry.name, _root(settings, None, entry.name), catalog)
-        if attempt and attempt.status == "passed":
-            status, result = (
-                "[green]passed[/green]",
-                f"{attempt.passed}/{attempt.total} ({attempt.device})",
-            )
-        elif attempt:
-            status, result = "[yellow]in progress[/yellow]", f"{attempt.passed}/{attempt.total}"
-        elif workspace.path.exists():
-            status, result = "started", "-"
-        else:
-            status, result = "[dim]not started[/dim]", "-"
+        status = status_of(history[entry.name], workspace.path.exists())
+        if status == "passed":
+            passed.append(entry.name)
         table.add_row(
-            entry.name, exercise.meta.topic, Text(asked), exercise.meta.difficulty, status, result
+            entry.name,
+            exercise.meta.topic,
+            Text(f"{count}: {top}" if count else "-"),
+            exercise.meta.difficulty,
+            Text(status, style=_STATUS_STYLE.get(status, "dim")),
+            Text(_best_cell(exercise, history[entry.name])),
         )
-    console.print(table)
+    _show(table)
+    following = next_exercise({n: c for n, (c, _) in asked.items()}, passed)
+    tail = f"  ·  next: quizzer exercise {following}" if following else ""
+    console.print(progress_line(len(passed), len(asked)) + tail, markup=False, soft_wrap=True)
     console.print("Start one with: quizzer exercise NAME", style="dim")
+
+
+def _passed_names(history: dict[str, list[Attempt]]) -> list[str]:
+    from quizzer.exercises.progress import is_passed
+
+    return [name for name, attempts in history.items() if is_passed(attempts)]
+
+
+def _next(app: AppContext, directory: Path | None) -> None:
+    """Scaffold the most asked exercise not passed yet (``quizzer exercise next``)."""
+    from quizzer.exercises import load_catalog
+    from quizzer.exercises.progress import next_exercise, progress_line
+
+    catalog = load_catalog()
+    asked, passed = _asked(app, catalog), _passed_names(_history(app, catalog))
+    name = next_exercise({n: c for n, (c, _) in asked.items()}, passed)
+    console.print(progress_line(len(passed), len(asked)), markup=False)
+    if name is None:
+        console.print("Every exercise is passed.", style="bold green")
+        return
+    console.print(f"Next: {name} (asked in {asked[name][0]} interview write-ups)\n", markup=False)
+    _scaffold(app, name, None, directory, do_reset=False)
+
+
+def _offer_next(app: AppContext, name: str) -> None:
+    """After a pass: ``passed! next: quizzer exercise NAME``."""
+    from quizzer.exercises import load_catalog
+    from quizzer.exercises.progress import next_exercise, progress_line
+
+    catalog = load_catalog()
+    asked = _asked(app, catalog)
+    passed = {*_passed_names(_history(app, catalog)), name}
+    following = next_exercise({n: c for n, (c, _) in asked.items()}, passed)
+    if following:
+        console.print(f"passed! next: quizzer exercise {following}", style="bold", markup=False)
+    else:
+        line = progress_line(len(passed), len(asked))
+        console.print(f"passed! every exercise is done ({line})", style="bold", markup=False)
 
 
 def _scaffold(
@@ -127,17 +217,37 @@ def _check_once(
     root: Path | None,
     timeout: float | None,
 ) -> tuple[GradeResult, Path]:
-    from quizzer.db.attempts import Attempt
-    from quizzer.exercises import get_exercise, grade, open_workspace
-    from quizzer.exercises.output import clean
+    from quizzer.exercises import get_exercise, open_workspace
     from quizzer.exercises.render import render_result
+    from quizzer.exercises.starter import not_started
 
     exercise = get_exercise(name)
     path = open_workspace(name, root).file(track)
     if not path.is_file():
         raise QuizzerError(f"no solution file at {path}; run 'quizzer exercise {name}' first")
+    result = not_started(exercise, path, track)
+    if result is None:
+        result = _grade(app, exercise, path, track, device, timeout)
+    _show(render_result(result, verbose=True))  # after the attempt is safely stored
+    _advice(app, result, path)
+    return result, path
+
+
+def _grade(
+    app: AppContext,
+    exercise: Exercise,
+    path: Path,
+    track: str | None,
+    device: str,
+    timeout: float | None,
+) -> GradeResult:
+    """Run the grader (its command printed once, unwrapped) and store the attempt."""
+    from quizzer.db.attempts import Attempt
+    from quizzer.exercises import grade
+    from quizzer.exercises.output import clean
+
     started = datetime.now(UTC)
-    with console.status(f"grading {name} ({exercise.track(track).name}, device {device})..."):
+    with console.status(f"grading {exercise.name} ({exercise.track(track).name}, {device})..."):
         result = grade(
             exercise,
             path,
@@ -145,19 +255,19 @@ def _check_once(
             track=track,
             timeout=timeout,  # type: ignore[arg-type]
             on_command=lambda cmd: console.print(
-                f"$ {clean(' '.join(cmd))}", style="dim", soft_wrap=True, markup=False
+                f"$ {clean(shlex.join(cmd))}", style="dim", soft_wrap=True, markup=False
             ),
             guard=True,  # the user's file: a copy or use of the reference is never a pass
         )
     attempts, _ = _stores(app)
     attempts.record(
         Attempt(
-            exercise=name,
+            exercise=exercise.name,
             track=result.track,
             started_at=started,
             duration_s=result.duration_s,
             device=result.device,
-            status=result.status,
+            status=result.verdict,  # a compile-only run is stored as such, never as a pass
             passed=result.count("passed"),
             failed=result.count("failed"),
             errors=result.count("error"),
@@ -165,29 +275,41 @@ def _check_once(
             metrics={m.name: (m.value, m.unit) for m in result.metrics},
         )
     )
-    console.print(render_result(result, verbose=True))  # after the attempt is safely stored
-    if result.copied:
-        console.print(
+    return result
+
+
+def _say(text: str, style: str = "bold") -> None:
+    console.print(text, style=style, markup=False, soft_wrap=True)
+
+
+def _advice(app: AppContext, result: GradeResult, path: Path) -> None:
+    """What to do next: write the code, install the graders' needs, or the next exercise."""
+    name = result.exercise
+    track = f" --track {result.track}" if result.track != _default_track(name) else ""
+    if result.verdict == "not-started":
+        _say(f"Edit {path}, then run:  quizzer exercise {name}{track} --check", style="")
+    elif result.copied:
+        _say(
             "Write your own solution to have it graded; the reference stays readable "
-            f"with: quizzer exercise {name} --solution",
-            style="bold",
-            markup=False,
+            f"with: quizzer exercise {name} --solution"
         )
-    missing = re.search(r"No module named '(torch|numba|numpy)'", result.message)
-    if missing:
-        console.print(
-            f"The graders need {missing.group(1)}: pip install 'quizzer[exercises]'",
-            style="bold",
-            markup=False,
-        )
-    return result, path
+    elif missing := re.search(r"No module named '(torch|numba|numpy)'", result.message):
+        _say(f"The graders need {missing.group(1)}: {INSTALL_HINT}")
+    elif result.verdict == "passed":
+        _offer_next(app, name)
 
 
-def _watch(run_check: Check) -> None:
-    """Rerun on every save of the solution file; Ctrl-C stops."""
-    _, path = run_check()
-    seen = path.stat().st_mtime_ns  # the first grade ran on the file as it was before this
-    console.print(f"\nWatching {path} (Ctrl-C to stop)", style="dim")
+def _default_track(name: str) -> str:
+    from quizzer.exercises import get_exercise
+
+    return get_exercise(name).default_track.name
+
+
+def _watch(path: Path, run_check: Check) -> None:
+    """Grade now and again on every save of the solution file; Ctrl-C stops."""
+    seen = path.stat().st_mtime_ns if path.exists() else 0
+    _say(f"Watching {path}: grading again on every save (Ctrl-C to stop)", style="dim")
+    run_check()
     try:
         while True:
             time.sleep(0.5)
@@ -197,10 +319,10 @@ def _watch(run_check: Check) -> None:
                 continue
             if now != seen:
                 seen = now
-                console.rule(datetime.now().strftime("%H:%M:%S"))
+                console.rule(datetime.now().strftime("%H:%M:%S"), style="dim")
                 run_check()
     except KeyboardInterrupt:
-        console.print("stopped watching")
+        console.print("stopped watching", style="dim")
 
 
 def _hint(app: AppContext, name: str) -> None:
@@ -224,8 +346,6 @@ def _hint(app: AppContext, name: str) -> None:
 
 
 def _solution(name: str, track: str | None, yes: bool) -> None:
-    from rich.syntax import Syntax
-
     from quizzer.exercises import get_exercise
 
     exercise = get_exercise(name)
@@ -235,8 +355,23 @@ def _solution(name: str, track: str | None, yes: bool) -> None:
         err_console.print("not shown")
         return
     path = exercise.solution_file(track)
-    lexer = "cuda" if path.suffix == ".cu" else "python"
-    console.print(Syntax(path.read_text(encoding="utf-8"), lexer, line_numbers=True))
+    source = path.read_text(encoding="utf-8")
+    if not _is_terminal():
+        click.echo(source, nl=not source.endswith("\n"))  # the file as it is, lines whole
+        return
+    click.echo_via_pager(_highlighted(source, "cuda" if path.suffix == ".cu" else "python"))
+
+
+def _highlighted(source: str, lexer: str) -> str:
+    """``source`` with colours and line numbers, wide enough that no line is cut."""
+    from rich.syntax import Syntax
+
+    longest = max((len(line) for line in source.splitlines()), default=0)
+    width = max(console.width, longest + 8)
+    page = Console(width=width, file=io.StringIO(), force_terminal=True, highlight=False)
+    with page.capture() as captured:
+        page.print(Syntax(source, lexer, line_numbers=True))
+    return captured.get()
 
 
 @click.command("exercise")
@@ -268,10 +403,14 @@ def exercise_cmd(
     solution: bool,
     yes: bool,
 ) -> None:
-    """Graded coding exercises: list them, or work on NAME."""
+    """Graded coding exercises: list them, work on NAME, or `next` (the most asked one
+    not passed yet)."""
     app = state(ctx)
     if name is None:
         _list(app)
+        return
+    if name == "next":
+        _next(app, directory)
         return
     from quizzer.exercises import get_exercise
 
@@ -288,9 +427,11 @@ def exercise_cmd(
             return _check_once(app, name, track, device, root, timeout)
 
         if watch:
-            _watch(run_check)
+            from quizzer.exercises import open_workspace
+
+            _watch(open_workspace(name, root).file(track), run_check)
         else:
             result, _ = run_check()
-            ctx.exit(0 if result.passed else 1)
+            ctx.exit(0 if result.verdict in ("passed", "compile-only") else 1)
     else:
         _scaffold(app, name, track, directory, do_reset)
