@@ -84,22 +84,12 @@ def _history(app: AppContext, catalog: Catalog) -> dict[str, list[Attempt]]:
     return {e.name: attempts.history(e.name) for e in catalog if e.status == "ready"}
 
 
-def _best_cell(exercise: Exercise, history: list[Attempt]) -> str:
-    from quizzer.exercises.progress import best_by_track, best_text
-
-    best = best_by_track(history)
-    if len(exercise.meta.tracks) == 1:
-        return best_text(best[exercise.default_track.name]) if best else "-"
-    lines = [f"{t.name} {best_text(best[t.name])}" for t in exercise.meta.tracks if t.name in best]
-    return "\n".join(lines) or "-"
-
-
 _STATUS_STYLE = {"passed": "green", "compiled": "cyan", "in progress": "yellow"}
 
 
 def _list(app: AppContext) -> None:
     from quizzer.exercises import load_catalog, open_workspace
-    from quizzer.exercises.progress import next_exercise, progress_line, status_of
+    from quizzer.exercises.progress import best_cell, next_exercise, progress_line, status_of
 
     catalog = load_catalog()
     _, settings = _stores(app)
@@ -125,7 +115,7 @@ def _list(app: AppContext) -> None:
             Text(f"{count}: {top}" if count else "-"),
             exercise.meta.difficulty,
             Text(status, style=_STATUS_STYLE.get(status, "dim")),
-            Text(_best_cell(exercise, history[entry.name])),
+            Text(best_cell([t.name for t in exercise.meta.tracks], history[entry.name])),
         )
     _show(table)
     following = next_exercise({n: c for n, (c, _) in asked.items()}, passed)
@@ -205,7 +195,8 @@ def _scaffold(
         f"  ·  about {exercise.meta.minutes} min\n"
         f"Instructions: {path.parent / 'README.md'}\n"
         f"Edit {path.name}, then run:  quizzer exercise {name}{track_opt} --check\n"
-        f"Stuck?  quizzer exercise {name} --hint"
+        f"Stuck?  quizzer exercise {name} --hint",
+        soft_wrap=not _is_terminal(),
     )
 
 
@@ -359,19 +350,10 @@ def _solution(name: str, track: str | None, yes: bool) -> None:
     if not _is_terminal():
         click.echo(source, nl=not source.endswith("\n"))  # the file as it is, lines whole
         return
-    click.echo_via_pager(_highlighted(source, "cuda" if path.suffix == ".cu" else "python"))
+    from quizzer.exercises.render import highlighted
 
-
-def _highlighted(source: str, lexer: str) -> str:
-    """``source`` with colours and line numbers, wide enough that no line is cut."""
-    from rich.syntax import Syntax
-
-    longest = max((len(line) for line in source.splitlines()), default=0)
-    width = max(console.width, longest + 8)
-    page = Console(width=width, file=io.StringIO(), force_terminal=True, highlight=False)
-    with page.capture() as captured:
-        page.print(Syntax(source, lexer, line_numbers=True))
-    return captured.get()
+    lexer = "cuda" if path.suffix == ".cu" else "python"
+    click.echo_via_pager(highlighted(source, lexer, console.width))
 
 
 @click.command("exercise")

@@ -58,6 +58,16 @@ def best_text(attempt: AttemptLike) -> str:
     return f"{attempt.passed}/{total} ({skips}{attempt.device}{compiled})"
 
 
+def best_cell(tracks: list[str], attempts: Iterable[AttemptLike]) -> str:
+    """The status table's "best": one result, or one line per track that has one
+    (``numba 24/41 (17 skip, cpu)``); ``-`` when no run counts yet."""
+    best = best_by_track(attempts)
+    if len(tracks) == 1:
+        return best_text(best[tracks[0]]) if tracks[0] in best else "-"
+    lines = [f"{track} {best_text(best[track])}" for track in tracks if track in best]
+    return "\n".join(lines) or "-"
+
+
 def is_passed(attempts: Iterable[AttemptLike]) -> bool:
     """True when some track of the exercise passed."""
     return any(a.status == "passed" for a in attempts)

@@ -11,6 +11,7 @@ passed through :func:`quizzer.exercises.output.clean` and never parsed as Rich m
 
 from __future__ import annotations
 
+import io
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -190,6 +191,18 @@ def metrics_table(result: GradeResult) -> Table | None:
     for metric in result.metrics:
         table.add_row(Text(clean(metric.name)), f"{metric.value:.4g}", Text(clean(metric.unit)))
     return table
+
+
+def highlighted(source: str, lexer: str, width: int) -> str:
+    """``source`` with colours and line numbers for a pager, at least ``width`` wide and wide
+    enough that no line is cut."""
+    from rich.syntax import Syntax
+
+    longest = max((len(line) for line in source.splitlines()), default=0)
+    page = Console(width=max(width, longest + 8), file=io.StringIO(), force_terminal=True)
+    with page.capture() as captured:
+        page.print(Syntax(source, lexer, line_numbers=True))
+    return captured.get()
 
 
 def render_result(result: GradeResult, verbose: bool = False) -> RenderableType:
