@@ -247,3 +247,19 @@ def test_cli_export_with_schedule_and_import(tmp_path, capsys):
     assert entry(["--db", str(db), "import", "anki", str(junk)]) == 2
     err = capsys.readouterr().err
     assert "not an Anki package" in err and "Traceback" not in err
+
+
+def test_reviews_sharing_a_millisecond_come_back_as_known(tmp_path, small_bank):
+    """Anki's log needs a unique millisecond per answer; the export moves a clash by a
+    millisecond, and the import still recognises both reviews."""
+    url = f"sqlite:///{tmp_path / 'q.db'}"
+    clock = FixedClock(system_clock() - timedelta(days=1))
+    service = _service(url, small_bank, clock)
+    for qid in sorted(small_bank.questions)[:3]:
+        service.rate(qid, Rating.GOOD)  # all at the same instant
+    deck, _, reviews = _export(tmp_path, service)
+    assert len(reviews) == 3
+    found = read_anki_reviews(deck, small_bank)
+    assert len({r["reviewed_at"] for r in found.records}) == 3  # moved apart in Anki
+    report = import_records(service.sessions, found.records, service.scheduler)
+    assert (report.reviews_added, report.reviews_known) == (0, 3)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 FORMAT = "quizzer-history"
 VERSION = 1
 _BATCH = 5000
+_SAME_REVIEW_MS = 20  # one card is never answered twice with one rating within 20 ms
 _TIMES = {"due", "last_review", "buried_until", "created_at", "reviewed_at", "due_after"}
 _TIMES |= {"started_at"}
 _CARD = [c.key for c in CardRow.__table__.columns]
@@ -215,11 +216,13 @@ def _add_review(
     session: Session, data: dict[str, Any], known: set[tuple[str, int, int]], report: ImportReport
 ) -> None:
     qid = data["question_id"]
-    key = (qid, _ms(data["reviewed_at"]), int(data["rating"]))
-    if key in known:
+    ms, rating = _ms(data["reviewed_at"]), int(data["rating"])
+    # Anki's log needs unique millisecond ids, so an export may have moved a review that
+    # shared its millisecond with another by a few ms: still the same review.
+    if any((qid, ms - shift, rating) in known for shift in range(_SAME_REVIEW_MS + 1)):
         report.reviews_known += 1
         return
-    known.add(key)
+    known.add((qid, ms, rating))
     derived = data.get("derived", False)
     if derived:  # from a log without quizzer's state columns: filled in by the replay
         data = {"state_after": 1, "due_after": data["reviewed_at"], **data}
