@@ -283,3 +283,23 @@ def test_progress_helpers() -> None:
     best = best_by_track([A("x", "failed", 10), A("x", "error", 0), A("y", "timeout", 3)])
     assert {k: v.passed for k, v in best.items()} == {"x": 10, "y": 3}
     assert best_text(A("x", "passed", 24, skipped=1)) == "24/26 (1 skip, cpu)"
+
+
+def test_compile_only_check_is_stored_as_such_and_offers_nothing(cli, toy_root: Path) -> None:  # type: ignore[no-untyped-def]
+    meta = toy_root / "toy" / "exercise.yaml"
+    meta.write_text(
+        meta.read_text().replace("file: toy.py\n", "file: toy.py\n    cpu: compile-only\n")
+    )
+    cli("toy")
+    (cli.work / "toy" / "toy.py").write_text(SOLUTIONS["good"])
+    code, out, _ = cli("toy", "--check", "--device", "cpu")
+    assert code == 0 and out.strip().splitlines()[-1].startswith("COMPILE CHECKS PASSED — ")
+    assert "passed!" not in out
+    from sqlalchemy import select
+
+    from quizzer.db.models import ExerciseAttemptRow
+
+    with open_database(cli.db)() as session:
+        assert session.scalars(select(ExerciseAttemptRow.status)).all() == ["compile-only"]
+    _, out, _ = cli()
+    assert "compiled" in out and "Progress: 0/2 passed" in out
