@@ -94,20 +94,29 @@ def apply_fsrs(row: CardRow, card: Card) -> None:
     row.last_review = card.last_review
 
 
+def new_card_values(question_id: str, now: datetime) -> dict[str, Any]:
+    """The column values of a card row that was never reviewed."""
+    return {
+        "question_id": question_id,
+        "state": int(State.Learning),
+        "step": 0,
+        "stability": None,
+        "difficulty": None,
+        "due": now,
+        "last_review": None,
+        "reps": 0,
+        "lapses": 0,
+        "suspended": False,
+        "buried_until": None,
+        "leech": False,
+        "created_at": now,
+    }
+
+
 def new_row(question_id: str, now: datetime) -> CardRow:
     from quizzer.db.models import CardRow
 
-    return CardRow(
-        question_id=question_id,
-        state=int(State.Learning),
-        step=0,
-        due=now,
-        reps=0,
-        lapses=0,
-        suspended=False,
-        leech=False,
-        created_at=now,
-    )
+    return CardRow(**new_card_values(question_id, now))
 
 
 def snapshot(row: CardRow) -> str:

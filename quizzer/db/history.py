@@ -20,7 +20,6 @@ from typing import IO, TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
-from quizzer.db import converters
 from quizzer.db.models import CardRow, ExerciseAttemptRow, ReviewRow, SettingRow
 from quizzer.errors import QuizzerError
 
@@ -56,12 +55,6 @@ class ImportReport:
     attempts_added: int = 0
     attempts_known: int = 0
     touched: set[str] = field(default_factory=set)
-    added: dict[str, list[ReviewRow]] = field(default_factory=dict)
-    derived: dict[str, list[ReviewRow]] = field(default_factory=dict)
-
-    def pending(self, qid: str) -> dict[str, Any]:
-        """The reviews this import adds to `qid` (and those whose state it derives)."""
-        return {"added": self.added.get(qid, ()), "fill": self.derived.get(qid, ())}
 
 
 def _encode(row: Any, columns: list[str], kind: str) -> str:
@@ -164,11 +157,15 @@ def _decode(record: dict[str, Any]) -> dict[str, Any]:
 def import_records(
     sessions: sessionmaker[Session], records: Iterable[dict[str, Any]], scheduler: Scheduler
 ) -> ImportReport:
-    """Merge the records into the database in one transaction (all or nothing)."""
-    from quizzer.db.replay import recompute
+    """Merge the records into the database in one transaction (all or nothing).
+
+    New reviews and cards go in as bulk inserts and changed cards as one bulk update, so a
+    whole history (a million reviews) moves in one pass."""
+    from sqlalchemy import insert, update
 
     report = ImportReport()
     cards: dict[str, dict[str, Any]] = {}
+    new_reviews: dict[str, list[dict[str, Any]]] = {}
     with sessions.begin() as session:
         known = {
             (q, _ms(at), r)
@@ -179,32 +176,63 @@ def import_records(
         for record in records:
             kind = record["type"]
             if kind == "review":
-                _add_review(session, record, known, report)
+                _add_review(record, known, new_reviews, report)
             elif kind == "card":
                 cards[record["question_id"]] = record
             elif kind == "setting":
                 _add_setting(session, record, report)
             else:
                 _add_attempt(session, record, report)
-        # The replays read the stored log and merge the pending rows in memory, so every
-        # new review is inserted once, with its final values, at commit.
-        with session.no_autoflush:
-            for qid, data in cards.items():
-                row = session.get(CardRow, qid)
-                if row is None:
-                    session.add(CardRow(**{k: data.get(k) for k in _CARD}))
-                    report.cards_added += 1
-                elif qid in report.touched:
-                    recompute(session, row, scheduler, newer=data, **report.pending(qid))
-                    report.cards_recomputed += 1
-            for qid in report.touched - cards.keys():
-                row = session.get(CardRow, qid)
-                if row is None:  # reviewed only elsewhere until now
-                    row = converters.new_row(qid, min(r.reviewed_at for r in report.added[qid]))
-                    session.add(row)
-                recompute(session, row, scheduler, **report.pending(qid))
+        stored = _stored_cards(session, report.touched | cards.keys())
+        added, changed = [], []
+        for qid, data in cards.items():
+            if qid not in stored:  # a card this database has never seen: exactly as sent
+                added.append({k: data.get(k) for k in _CARD})
+                report.cards_added += 1
+        for qid in sorted(report.touched):
+            if qid in stored or qid not in cards:
+                card = _merged(session, scheduler, qid, stored.get(qid), new_reviews[qid], cards)
+                (changed if qid in stored else added).append(card)
                 report.cards_recomputed += 1
+        rows = [r for qid in sorted(new_reviews) for r in new_reviews[qid]]
+        for start in range(0, len(rows), _BATCH):
+            session.execute(insert(ReviewRow), rows[start : start + _BATCH])
+        if added:
+            session.execute(insert(CardRow), added)
+        if changed:
+            session.execute(update(CardRow), changed)
     return report
+
+
+def _stored_cards(session: Session, ids: set[str]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    ordered = sorted(ids)
+    for start in range(0, len(ordered), _BATCH):
+        chunk = ordered[start : start + _BATCH]
+        for row in session.scalars(select(CardRow).where(CardRow.question_id.in_(chunk))):
+            out[row.question_id] = {k: getattr(row, k) for k in _CARD}
+    return out
+
+
+def _merged(
+    session: Session,
+    scheduler: Scheduler,
+    qid: str,
+    base: dict[str, Any] | None,
+    incoming: list[dict[str, Any]],
+    cards: dict[str, dict[str, Any]],
+) -> dict[str, Any]:
+    """The card after replaying its stored and incoming reviews in time order; incoming
+    reviews without quizzer's state columns get theirs from the replay."""
+    from quizzer.db.replay import merge_card
+
+    query = (
+        select(ReviewRow.reviewed_at, ReviewRow.rating)
+        .where(ReviewRow.question_id == qid)
+        .order_by(ReviewRow.reviewed_at, ReviewRow.id)
+    )
+    log = [{"reviewed_at": at, "rating": rating} for at, rating in session.execute(query)]
+    return merge_card(qid, scheduler, base, log, incoming, cards.get(qid))
 
 
 def _ms(at: datetime) -> int:
@@ -213,7 +241,10 @@ def _ms(at: datetime) -> int:
 
 
 def _add_review(
-    session: Session, data: dict[str, Any], known: set[tuple[str, int, int]], report: ImportReport
+    data: dict[str, Any],
+    known: set[tuple[str, int, int]],
+    new_reviews: dict[str, list[dict[str, Any]]],
+    report: ImportReport,
 ) -> None:
     qid = data["question_id"]
     ms, rating = _ms(data["reviewed_at"]), int(data["rating"])
@@ -223,14 +254,10 @@ def _add_review(
         report.reviews_known += 1
         return
     known.add((qid, ms, rating))
-    derived = data.get("derived", False)
-    if derived:  # from a log without quizzer's state columns: filled in by the replay
-        data = {"state_after": 1, "due_after": data["reviewed_at"], **data}
-    row = ReviewRow(**{k: data.get(k) for k in _REVIEW})
-    session.add(row)
-    report.added.setdefault(qid, []).append(row)
-    if derived:
-        report.derived.setdefault(qid, []).append(row)
+    row = {k: data.get(k) for k in _REVIEW}
+    if data.get("derived"):  # from a log without quizzer's state columns
+        row["derived"] = True
+    new_reviews.setdefault(qid, []).append(row)
     report.reviews_added += 1
     report.touched.add(qid)
 

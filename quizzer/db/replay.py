@@ -7,21 +7,17 @@ live rating would have used.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from fsrs import Card, State
 from fsrs import Rating as FsrsRating
-from sqlalchemy import select
 
 from quizzer.db import converters
-from quizzer.db.models import CardRow, ReviewRow
 from quizzer.review.fuzz import seed_for, seeded
 
 if TYPE_CHECKING:
     from fsrs import Scheduler
-    from sqlalchemy.orm import Session
 
 
 def replay(
@@ -42,48 +38,46 @@ def replay(
     return card, lapses, steps
 
 
-def recompute(
-    session: Session,
-    row: CardRow,
+def merge_card(
+    qid: str,
     scheduler: Scheduler,
+    base: dict[str, Any] | None,
+    stored: list[dict[str, Any]],
+    incoming: list[dict[str, Any]],
     newer: dict[str, Any] | None = None,
-    added: Sequence[ReviewRow] = (),
-    fill: Collection[ReviewRow] = (),
-) -> None:
-    """Set `row` from its merged review log. `newer` is the other side's card record: its
-    suspend, bury and leech flags win when it was reviewed more recently. The reviews in
-    `fill` (from a log without quizzer's state columns) get theirs from the replay.
-    `added` are reviews not yet flushed (merged here in memory, after stored ones at the
-    same instant)."""
-    query = (
-        select(ReviewRow)
-        .where(ReviewRow.question_id == row.question_id)
-        .order_by(ReviewRow.reviewed_at, ReviewRow.id)
+) -> dict[str, Any]:
+    """The card row (as column values) after replaying `stored` and `incoming` reviews in
+    time order (ties: stored first). `base` is the stored row, if any; `newer` the other
+    side's card record, whose suspend and bury flags win when it was reviewed more
+    recently. Incoming reviews marked ``derived`` get their state columns from the replay
+    (and lose the mark)."""
+    log = sorted(stored + incoming, key=lambda r: r["reviewed_at"])
+    card, lapses, steps = replay(qid, [(r["reviewed_at"], r["rating"]) for r in log], scheduler)
+    for review, (before, after) in zip(log, steps, strict=True):
+        if review.pop("derived", False):
+            review.update(
+                state_before=before,
+                state_after=int(after.state),
+                stability=after.stability,
+                difficulty=after.difficulty,
+                due_after=after.due,
+            )
+    first = log[0]["reviewed_at"]
+    row = dict(base) if base else converters.new_card_values(qid, first)
+    ours = row.get("last_review")
+    row.update(
+        state=int(card.state),
+        step=card.step,
+        stability=card.stability,
+        difficulty=card.difficulty,
+        due=card.due,
+        last_review=card.last_review,
+        reps=len(log),
+        lapses=lapses,
     )
-    with session.no_autoflush:
-        stored = list(session.scalars(query))
-    pending = set(map(id, added))
-    rows = [r for r in stored if id(r) not in pending] + list(added)
-    rows.sort(key=lambda r: r.reviewed_at)  # stable: ties keep stored order, then new
-    if not rows:
-        return
-    ours = row.last_review
-    card, lapses, steps = replay(
-        row.question_id, [(r.reviewed_at, r.rating) for r in rows], scheduler
-    )
-    filled = {id(r) for r in fill}
-    for review, (before, after) in zip(rows, steps, strict=True):
-        if id(review) in filled:
-            review.state_before = before
-            review.state_after = int(after.state)
-            review.stability = after.stability
-            review.difficulty = after.difficulty
-            review.due_after = after.due
-    converters.apply_fsrs(row, card)
-    row.reps = len(rows)
-    row.lapses = lapses
     theirs = newer.get("last_review") if newer else None
     if newer and theirs is not None and (ours is None or theirs > ours):
-        row.suspended = bool(newer.get("suspended"))
-        row.buried_until = newer.get("buried_until")
-    row.leech = bool(row.leech or (newer and newer.get("leech")))
+        row["suspended"] = bool(newer.get("suspended"))
+        row["buried_until"] = newer.get("buried_until")
+    row["leech"] = bool(row.get("leech") or (newer and newer.get("leech")))
+    return row
