@@ -3,6 +3,8 @@ that replays every call on the user's cache and on the model, logging them for m
 
 from __future__ import annotations
 
+import operator
+import weakref
 from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Any
@@ -21,12 +23,14 @@ class Model:
         self.entries: OrderedDict[Hashable, Any] = OrderedDict()
 
     def get(self, key: Hashable) -> Any:
+        """The stored object (now the most recent), or MISS."""
         if key not in self.entries:
             return MISS
         self.entries.move_to_end(key)
         return self.entries[key]
 
     def put(self, key: Hashable, value: Any) -> None:
+        """Update in place (no eviction) or insert, evicting the least recent when full."""
         if key in self.entries:
             self.entries[key] = value
             self.entries.move_to_end(key)
@@ -38,18 +42,71 @@ class Model:
         self.entries[key] = value
 
     def contains(self, key: Hashable) -> bool:
+        """Membership; the order does not change."""
         return key in self.entries
 
     def __len__(self) -> int:
         return len(self.entries)
 
 
+class Elementwise:
+    """What ``array == x`` gives for an array-like value: its truth value is ambiguous."""
+
+    def __bool__(self) -> bool:
+        raise ValueError(
+            "the truth value of an array with more than one element is ambiguous "
+            "(the cache compared a stored value with ==)"
+        )
+
+
+class ArrayLike:
+    """A value that, like a numpy array, cannot be tested with ``==`` and is not hashable."""
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, *items: int) -> None:
+        self.items = items
+
+    def __eq__(self, other: object) -> Elementwise:  # type: ignore[override]
+        return Elementwise()
+
+    def __ne__(self, other: object) -> Elementwise:  # type: ignore[override]
+        return Elementwise()
+
+    def __repr__(self) -> str:
+        return f"array({list(self.items)})"
+
+
+def is_miss(got: Any) -> bool:
+    """get()'s miss answer: the int -1 (not -1.0, not True-ish look-alikes)."""
+    return type(got) is int and got == MISS
+
+
 def same(got: Any, expected: Any) -> bool:
-    """Equal and of the same type: 0, False and 0.0 are different values here."""
-    return got is expected or (type(got) is type(expected) and got == expected)
+    """get() returned what the model expects: the very object that was put, or -1 for -1."""
+    return got is expected or (is_miss(expected) and is_miss(got))
+
+
+def _equal(a: Any, b: Any) -> bool:
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:
+        return False
+
+
+def mismatch(got: Any, expected: Any) -> str:
+    """``returned X, expected Y``, saying so when X is an equal copy of the object put."""
+    text = f"returned {show(got)}, expected {show(expected)}"
+    if got is not expected and not is_miss(expected) and _equal(got, expected):
+        text += (
+            " (an equal copy, not the object that was put: get() must return exactly the "
+            "object stored by put())"
+        )
+    return text
 
 
 def show(value: Any) -> str:
+    """A short repr for messages."""
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
@@ -68,19 +125,26 @@ def call_user(what: str, fn: Any, *args: Any) -> Any:
         pytest.fail(f"{what} raised {type(exc).__name__}: {exc}", pytrace=False)
 
 
+# caches made from each LRUCache class so far (each check imports the file afresh)
+_MADE: weakref.WeakKeyDictionary[type, int] = weakref.WeakKeyDictionary()
+
+
 class Session:
     """One user cache and one model, fed the same calls; ``history`` says what happened."""
 
     def __init__(self, cls: type, capacity: int, label: str = "", prop: str = "") -> None:
-        self.label = label or f"capacity {capacity}"
         self.prop = prop  # the property a scenario checks, named in every failure
         self.capacity = capacity
         self.model = Model(capacity)
         self.history: list[str] = [f"LRUCache({capacity})"]
         self.keys: list[Hashable] = []  # every key put, in first-seen order
+        earlier = _MADE.get(cls, 0)
+        _MADE[cls] = earlier + 1
+        self.label = (label or f"capacity {capacity}") + _earlier_note(earlier)
         self.cache = call_user(f"LRUCache({capacity})", cls, capacity)
 
     def tail(self, count: int = TAIL) -> str:
+        """The last ``count`` calls, with how many came before them."""
         shown = self.history[-count:]
         more = len(self.history) - len(shown)
         head = f"... ({more} earlier calls), " if more else ""
@@ -94,6 +158,7 @@ class Session:
         return call_user(where, fn, *args)
 
     def put(self, key: Hashable, value: Any) -> None:
+        """put() on both caches."""
         self._call(f"put({show(key)}, {show(value)})", self.cache.put, key, value)
         self.model.put(key, value)
         if key not in self.keys:
@@ -105,10 +170,12 @@ class Session:
         return got, self.model.get(key)
 
     def contains(self, key: Hashable) -> tuple[Any, bool]:
-        got = self._call(f"{show(key)} in cache", self.cache.__contains__, key)
-        return bool(got), self.model.contains(key)
+        """(the user's ``key in cache``, the model's)."""
+        got = self._call(f"{show(key)} in cache", operator.contains, self.cache, key)
+        return got, self.model.contains(key)
 
     def length(self) -> tuple[Any, int]:
+        """(the user's len(cache), the model's)."""
         got = self._call("len(cache)", self.cache.__len__)
         return got, len(self.model)
 
@@ -120,21 +187,33 @@ class Session:
                 self.put(*args)
                 continue
             got, want = self.get(*args) if op == "get" else self.contains(*args)
-            if not same(got, want):
+            if not (same(got, want) if op == "get" else got is want):
                 lead = f"{self.prop}: " if self.prop else ""
                 pytest.fail(
-                    f"{lead}{self.history[-1]} returned {show(got)}, expected {show(want)} "
+                    f"{lead}{self.history[-1]} {mismatch(got, want)} "
                     f"({self.label}; calls: {self.tail(len(self.history))})",
                     pytrace=False,
                 )
 
     def holdings(self, keys: list[Hashable]) -> dict[Hashable, Any]:
-        """Which of ``keys`` the user's cache holds, probed with get() at the very end of a
-        scenario (a probe refreshes recency but never changes what is held)."""
+        """Which of ``keys`` the user's cache holds, and their values, probed with ``in`` and
+        get() at the very end of a scenario (a probe refreshes recency but never changes what
+        is held). ``in`` tells a stored -1 from a miss."""
         held = {}
         for key in keys:
-            what = f"{self.prop}: get({show(key)}) after {self.tail(len(self.history))}"
+            what = f"{self.prop}: probing {show(key)} after {self.tail(len(self.history))}"
+            present = call_user(what, operator.contains, self.cache, key)
             value = call_user(what, self.cache.get, key)
-            if not same(value, MISS):
+            if present or not is_miss(value):
                 held[key] = value
         return held
+
+
+def _earlier_note(earlier: int) -> str:
+    if not earlier:
+        return ""
+    return (
+        f"; {earlier} other LRUCache object(s) were made before this one in this check: if a "
+        "fresh cache does not reproduce this, they share state with it (a class attribute "
+        "or a global)"
+    )

@@ -4,6 +4,9 @@ Not allowed: ``collections.OrderedDict``, ``functools.lru_cache`` / ``functools.
 third-party cache packages. Aliases (``import functools as ft``), attribute access
 (``collections.OrderedDict``), star imports and names looked up by string
 (``getattr(collections, "OrderedDict")``) count too.
+
+Also not allowed, because they cost O(log n) per call where O(1) is asked: a heap
+(``heapq``) or a sorted sequence (``bisect``, ``sortedcontainers``) for the recency order.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ CACHE_PACKAGES = {
     "pylru",
     "repoze",
 }
+LOG_N_MODULES = {"bisect", "heapq", "sortedcontainers"}
 
 
 def _functools_aliases(tree: ast.AST) -> set[str]:
@@ -81,3 +85,27 @@ def forbidden_uses(source: str) -> list[str]:
         elif isinstance(node, ast.Constant) and node.value in FORBIDDEN_NAMES:
             found.append((line, f"looks up {node.value!r} by name"))
     return [f"line {line}: {text}" for line, text in sorted(set(found))]
+
+
+def log_n_uses(source: str) -> list[str]:
+    """``line N: what`` for every import of a heap or sorted-sequence module (O(log n)).
+
+    Names looked up by string count too (``importlib.import_module("heapq")``).
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    found: set[tuple[int, str]] = set()
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Import):
+            names = [a.name.split(".")[0] for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [(node.module or "").split(".")[0]]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names = [node.value]
+        else:
+            continue
+        found |= {(line, f"uses `{name}`") for name in names if name in LOG_N_MODULES}
+    return [f"line {line}: {text}" for line, text in sorted(found)]
