@@ -3,8 +3,11 @@
 Like ``compute-sanitizer --tool racecheck``: a thread that reads or writes an element of a
 ``cuda.shared.array`` that another thread wrote (or, for a write, read) since the last
 ``syncthreads()`` raises an error naming both threads; within one warp a completed
-``syncwarp()`` or shuffle also orders the accesses. Atomics are exempt. The records live in
-the simulated block (``_qz_block``: ``lock``, ``epoch``, ``warp_epoch()``, ``shared``).
+``syncwarp()`` or shuffle also orders the accesses. Atomics are exempt. A read of an element
+that no thread of the block has written is an error too (uninitialised shared memory, like
+``compute-sanitizer --tool initcheck`` for global memory); float arrays start as NaN. The
+records live in the simulated block (``_qz_block``: ``lock``, ``epoch``, ``warp_epoch()``,
+``shared``).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import numpy as np
 
 WARP = 32
 _tls = threading.local()  # .atomic: inside a cuda.atomic.* call
+_alloc_lock = threading.Lock()
 
 
 class TrackedShared:
@@ -89,6 +93,12 @@ def _track(shared: TrackedShared, key: Any, write: bool) -> None:
                 f"{barrier} between two steps that share memory)"
             )
 
+        if not write and (record is None or record[0] < 0):
+            raise RuntimeError(
+                f"read of uninitialised shared memory: element {index} of {shared._label} was "
+                f"never written by a thread of this block ({block.nthreads} threads) before "
+                "this read; read only the slots this launch has filled"
+            )
         if record is not None and conflict(record[0], record[1], record[2]):
             raise race("writes" if write else "reads", record[0], "wrote")
         if write:
@@ -97,10 +107,8 @@ def _track(shared: TrackedShared, key: Any, write: bool) -> None:
                     if conflict(reader, r_epoch, r_wepoch):
                         raise race("writes", reader, "read")
             records[index] = [tid, epoch, block.warp_epoch(warp), {}]
-        elif record is not None:
-            record[3][tid] = (epoch, block.warp_epoch(warp))
         else:
-            records[index] = [-1, -1, -1, {tid: (epoch, block.warp_epoch(warp))}]
+            record[3][tid] = (epoch, block.warp_epoch(warp))
 
 
 def make_shared_array(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -116,12 +124,14 @@ def make_shared_array(original: Callable[..., Any]) -> Callable[..., Any]:
             dtype = numpy_support.as_dtype(dtype)
         frame = sys._getframe(1)
         caller = (frame.f_code.co_filename, frame.f_lineno)
-        res = self._allocations.get(caller)
-        if res is None:
-            name = frame.f_code.co_filename.rsplit("/", 1)[-1]
-            label = f"the shared array allocated at {name} line {frame.f_lineno}"
-            res = TrackedShared(np.empty(shape, dtype), label)
-            self._allocations[caller] = res
+        with _alloc_lock:  # the block's threads arrive here at once: one array for all
+            res = self._allocations.get(caller)
+            if res is None:
+                name = frame.f_code.co_filename.rsplit("/", 1)[-1]
+                label = f"the shared array allocated at {name} line {frame.f_lineno}"
+                fill = np.nan if np.dtype(dtype).kind == "f" else 0
+                res = TrackedShared(np.full(shape, fill, dtype), label)
+                self._allocations[caller] = res
         return res
 
     return array

@@ -24,6 +24,9 @@ THREADS = 256
 MAX_BLOCKS = {"cpu": 8, "cuda": 64}  # the simulator costs ~0.1-0.3 s per 256-thread block
 RUNS = 3
 PAD = 64  # NaN elements after x[n-1]
+# ones summed exactly: 10^6 on a GPU; on a CPU 2^18 + 1 (128 loads per simulated thread, a
+# Python call each), which keeps every partial sum an integer below 2^24 all the same
+ONES = {"cpu": (1 << 18) + 1, "cuda": 1_000_000}
 
 ReduceSum = Callable[[Any, int, int], Any]
 
@@ -73,10 +76,13 @@ def run_once(reduce_sum: ReduceSum, cuda: ModuleType, data: np.ndarray, blocks: 
         result = reduce_sum(buffer[:n], blocks, threads)
     except Exception as exc:  # the user's kernel or driver failed
         pytest.fail(f"{call} failed: {describe_failure(exc)}", pytrace=False)
-    try:
-        value = float(np.asarray(result).reshape(-1)[0]) if np.ndim(result) else float(result)
-    except (TypeError, ValueError, IndexError):
-        pytest.fail(f"{call} returned {type(result).__name__}; return the sum as a Python float")
+    if not isinstance(result, float):
+        pytest.fail(
+            f"{call} returned a {type(result).__module__}.{type(result).__name__}, not a Python "
+            "float: return float(...) of the sum (README: reduce_sum(...) -> float)",
+            pytrace=False,
+        )
+    value = result
     after = buffer.copy_to_host()
     if not np.array_equal(after[:n], padded[:n], equal_nan=True):
         pytest.fail(f"{call} modified its input x; reduce into a separate buffer", pytrace=False)
@@ -156,17 +162,124 @@ def test_single_warp_block(reduce_sum: ReduceSum, cuda: ModuleType) -> None:
         want = float(data[:n].sum())
         assert got == want, (
             f"one block of 32 threads (one warp) over {data[:n].tolist()} gives {got!r}, "
-            f"expected {want!r}: check the warp shuffle offsets (shfl_down_sync by 16, 8, 4, "
-            "2, 1 sums 32 lanes into lane 0; an offset >= 32 adds a lane's own value again)"
+            f"expected {want!r}: the warp stage alone is wrong (32 threads: no tree step). "
+            + warp_stage_cause()
         )
 
 
-@pytest.mark.parametrize(("n", "blocks", "threads"), [(1000, 3, 64), (300, 2, 128), (97, 1, 32)])
-def test_other_block_sizes(
-    reduce_sum: ReduceSum, cuda: ModuleType, n: int, blocks: int, threads: int
+def warp_stage_cause() -> str:
+    """What the simulator saw that explains a wrong one-warp sum, or the usual suspects."""
+    import cudasim_shim
+
+    wide = sorted(cudasim_shim.WIDE_OFFSETS, reverse=True)
+    if wide:
+        return (
+            f"shuffle offset {wide[0]} is outside 1..31: shfl_down_sync by {wide[0]} does not "
+            "read another lane (PTX keeps the offset's low 5 bits: 32 reads the lane's own "
+            "value, which is then added twice); use offsets 16, 8, 4, 2, 1"
+        )
+    return (
+        "Check the shuffle offsets and mask (shfl_down_sync(FULL_MASK, v, o) for o = 16, 8, 4, "
+        "2, 1 sums 32 lanes into lane 0) and that the warp reads only values written in this "
+        "launch"
+    )
+
+
+# (n, blocks, threads), called one after another on the same module, the grid shrinking:
+# more blocks than threads (pass 2 must loop over the partial sums), then smaller grids
+# (nothing may be left over from an earlier call).
+OTHER_GRIDS = [(3000, 40, 32), (1000, 3, 64), (300, 2, 128), (97, 1, 32)]
+
+
+def test_other_grids_one_after_another(reduce_sum: ReduceSum, cuda: ModuleType) -> None:
+    """Threads per block is a parameter (any power of two from 32 to 1024), blocks may exceed
+    threads, and every call starts afresh."""
+    done: list[str] = []
+    for n, blocks, threads in OTHER_GRIDS:
+        try:
+            check_sum(reduce_sum, cuda, random_data(n, seed=threads), blocks, threads, runs=1)
+        except AssertionError as exc:
+            if blocks > threads:
+                raise AssertionError(
+                    f"{exc}; with more blocks than threads, pass 2 (one block) must add "
+                    "several partial sums per thread (loop over them like pass 1 does)"
+                ) from None
+            raise AssertionError(
+                f"{exc}; it ran after {', '.join(done)} in the same module: is a buffer, "
+                "size or count kept from an earlier call? Each call reduces its own partials"
+            ) from None
+        done.append(f"reduce_sum(n={n}, blocks={blocks}, threads={threads})")
+
+
+@pytest.mark.parametrize("n", [4099])
+def test_structure_in_the_simulator(
+    reduce_sum: ReduceSum, cuda: ModuleType, device: str, n: int
 ) -> None:
-    """Threads per block is a parameter (any power of two from 32 to 1024), not a constant."""
-    check_sum(reduce_sum, cuda, random_data(n, seed=threads), blocks, threads, runs=1)
+    """Two blocks of 64 threads, watched by the simulator: pass 2 on the GPU, no float
+    atomics, a threadfence before a last-block ticket, coalesced grid-stride loads."""
+    if device != "cpu":
+        pytest.skip("checked in the simulator (CPU run)")
+    import cudasim_audit
+
+    data = random_data(n, seed=11)
+    blocks, threads = 2, 64
+    x = cuda.to_device(data)
+    call = f"reduce_sum(x, blocks={blocks}, threads={threads}) with n={n}"
+    with cudasim_audit.recording(x) as seen:
+        try:
+            result = reduce_sum(x, blocks, threads)
+        except Exception as exc:
+            pytest.fail(f"{call} failed: {describe_failure(exc)}", pytrace=False)
+    explain_structure(call, seen, blocks)
+    check_close(call, float(result), data)
+
+
+def explain_structure(call: str, seen: Any, blocks: int) -> None:
+    """Fail with the README rule the recorded call broke, if any."""
+    if seen.float_atomics:
+        pytest.fail(
+            f"{call} used a float cuda.atomic.add on global memory ({seen.float_atomics[0]}): "
+            "on a GPU the blocks add in a different order every run and the bits change. "
+            "README: finishing with float atomicAdd across blocks is not allowed; reduce the "
+            "partial sums in a second pass",
+            pytrace=False,
+        )
+    if seen.unfenced_atomics:
+        pytest.fail(
+            f"{call}: a thread stored to global memory and then took an atomic ticket with no "
+            f"cuda.threadfence() in between ({seen.unfenced_atomics[0]}): on a GPU the last "
+            "block may read a partial sum that is not visible yet. Store the partial, "
+            "cuda.threadfence(), then cuda.atomic.add the ticket",
+            pytrace=False,
+        )
+    if seen.host_values > 1:
+        pytest.fail(
+            f"{call} copied {seen.host_values} values from the GPU to the host: reduce the "
+            "partials on the GPU (pass 2: one block over the partial sums) and copy back "
+            "only the final sum",
+            pytrace=False,
+        )
+    if blocks > 1 and len(seen.launches) < 2 and not seen.atomics:
+        pytest.fail(
+            f"{call} launched {len(seen.launches)} kernel(s) and no block combined the "
+            f"{blocks} partial sums: pass 2 (one block over the partials) must run on the GPU",
+            pytrace=False,
+        )
+    if (where := seen.uncoalesced()) is not None:
+        pytest.fail(
+            f"{call}: uncoalesced loads, not a grid-stride loop: {where}. Neighbouring "
+            "threads must read neighbouring addresses: thread i adds x[i], x[i + gridsize], "
+            "x[i + 2*gridsize], ... (README step 1)",
+            pytrace=False,
+        )
+
+
+def check_close(call: str, got: float, data: np.ndarray) -> None:
+    expected = float(data.astype(np.float64).sum())
+    tol = tolerance(data)
+    assert abs(got - expected) <= tol, (
+        f"wrong sum for {call}: got {got!r}, expected {expected!r} (tolerance {tol:.3g})"
+    )
 
 
 def test_negative_values(reduce_sum: ReduceSum, cuda: ModuleType, device: str) -> None:
@@ -177,17 +290,23 @@ def test_negative_values(reduce_sum: ReduceSum, cuda: ModuleType, device: str) -
 @pytest.mark.parametrize("n", SIZES)
 def test_sum_matches_float64(reduce_sum: ReduceSum, cuda: ModuleType, device: str, n: int) -> None:
     """Mixed-sign data, 3 runs: same bits and within 1e-5*log2(n) of the float64 sum."""
-    check_sum(reduce_sum, cuda, random_data(n, seed=n), *grid(n, device))
+    check_sum(reduce_sum, cuda, random_data(n, seed=n), *grid(n, device), runs=runs(n, device))
 
 
-def test_million_ones_exact(reduce_sum: ReduceSum, cuda: ModuleType, device: str) -> None:
+def runs(n: int, device: str) -> int:
+    """The simulator runs blocks in order and reports shared-memory races, so a second and
+    third run of the largest size, on the same grid as 4099, would show nothing new."""
+    return 1 if device == "cpu" and n == SIZES[-1] else RUNS
+
+
+def test_many_ones_exact(reduce_sum: ReduceSum, cuda: ModuleType, device: str) -> None:
     """Every partial sum of ones is an integer < 2^24, so float32 is exact in any order."""
-    data = np.ones(1_000_000, np.float32)
+    data = np.ones(ONES[device], np.float32)
     blocks, threads = grid(data.size, device)
     got = run_once(reduce_sum, cuda, data, blocks, threads)
-    assert got == 1_000_000.0, (
-        f"sum of 1e6 ones with blocks={blocks}, threads={threads} is {got!r}, expected exactly "
-        f"1000000.0{diagnose(got, data, blocks, threads)}"
+    assert got == float(data.size), (
+        f"sum of {data.size} ones with blocks={blocks}, threads={threads} is {got!r}, expected "
+        f"exactly {float(data.size)!r}{diagnose(got, data, blocks, threads)}"
     )
 
 
