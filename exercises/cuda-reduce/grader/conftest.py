@@ -15,6 +15,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # helpers beside the tests
 
+import ptx_checks  # found through the path above
+
 
 def _device(config: pytest.Config) -> str:
     requested = config.getoption("--device", default="cpu")
@@ -33,3 +35,12 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     else:
         os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    """Keep each check's outcome, for the summary of what a CPU run checked."""
+    report: pytest.TestReport = yield
+    if report.when == "call" or report.outcome != "passed":
+        item.config.stash.setdefault(ptx_checks.OUTCOMES, {})[item.nodeid] = report.outcome
+    return report

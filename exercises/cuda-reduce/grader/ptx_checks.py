@@ -5,7 +5,9 @@ Without a GPU nothing can run, so the CPU route reads what nvcc produced:
 - the PTX of each kernel, split into loops (a backward branch to an earlier label), to check
   for the structure a correct block reduction has: a grid-stride loop that loads global
   memory, a barrier (``bar.sync``) inside every loop that both reads and writes shared
-  memory, and warp shuffles (``shfl.sync``) whose constant offsets are 16, 8, 4, 2, 1.
+  memory, warp shuffles (``shfl.sync``) whose constant offsets are 16, 8, 4, 2, 1, and no
+  float atomic add on global memory (``atom``/``red`` ``.add.f32``: a finish whose order, and
+  so whose rounding, changes every run).
 """
 
 from __future__ import annotations
@@ -16,7 +18,10 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 ARCH = "sm_80"
+OUTCOMES = pytest.StashKey[dict[str, str]]()  # nodeid -> outcome, filled by conftest
 COMPILE_TIMEOUT_S = 120
 
 _ENTRY = re.compile(r"^(?:\.visible\s+|\.weak\s+)?\.entry\s+(\S+?)\s*\(", re.M)
@@ -28,6 +33,7 @@ _GLOBAL_LD = re.compile(r"\bld(?:\.\w+)*\.global\b|\bld\.global\b")
 _BARRIER = re.compile(r"\b(?:bar|barrier)(?:\.cta)?\.(?:sync|red|arrive)\b|\bbar\.warp\.sync\b")
 _SHFL = re.compile(r"\bshfl\.sync\.(up|down|bfly|idx)\.b32\s+([^;]+);")
 _MOV_IMM = re.compile(r"\bmov\.[bsu]32\s+(%r\d+),\s*(-?(?:0[xX][0-9a-fA-F]+|\d+))\s*;")
+_FLOAT_ATOMIC = re.compile(r"\b(?:atom|red)(?:\.\w+)*\.add(?:\.\w+)*\.(?:f16|bf16|f32|f64)\b")
 _PTXAS_FUNC = re.compile(r"Function properties for (\S+)")
 _PTXAS_SPILL = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
 _PTXAS_USED = re.compile(r"Used (\d+) registers(?:.*?, (\d+) bytes smem)?")
@@ -194,6 +200,17 @@ def shuffle_offsets(kernel: Kernel) -> tuple[list[int], int]:
         else:
             unknown += 1
     return known, unknown
+
+
+def float_atomics(kernel: Kernel) -> list[str]:
+    """PTX lines that add floats atomically outside shared memory (``atom.global.add.f32``,
+    ``red.global.add.f32``, generic ``atom.add.f32``)."""
+    found = []
+    for line in kernel.lines:
+        m = _FLOAT_ATOMIC.search(line)
+        if m and ".shared" not in m.group(0):
+            found.append(line.strip())
+    return found
 
 
 def has_shuffle(kernel: Kernel) -> bool:

@@ -1,8 +1,10 @@
 """Grader for the CUDA C++ track: ``extern "C" void solve(const float* in, float* out, int n)``.
 
-CPU (nvcc present, no GPU): compile only for sm_80; report registers, shared memory and
-spills per kernel; check the PTX for a grid-stride loop, a barrier in every loop that reads
-and writes shared memory, and warp shuffles with offsets 16, 8, 4, 2, 1.
+CPU (nvcc present, no GPU): compile only for sm_80, nothing runs; report registers, shared
+memory and spills per kernel; check the PTX for a grid-stride loop, a barrier in every loop
+that reads and writes shared memory, warp shuffles with offsets 16, 8, 4, 2, 1 and no float
+atomic add; check the source for barriers under thread-dependent branches and for
+allocations. The last check says what was and was not checked.
 GPU: compile for the device, call solve through ctypes on torch CUDA tensors (correctness,
 three runs with the same bits, NaN after the input's end), compute-sanitizer memcheck and
 racecheck when installed, and bandwidth on 2^28 floats against a device-to-device copy.
@@ -16,6 +18,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import cu_source as cu_source_checks
 import ptx_checks
 import pytest
 
@@ -107,15 +110,67 @@ def test_shuffle_offsets(kernels: list[ptx_checks.Kernel]) -> None:
         offsets += known
     wrong = sorted({o for o in offsets if not 1 <= o <= 31}, reverse=True)
     assert not wrong, (
-        f"shuffle offset(s) {wrong} outside 1..31: __shfl_down_sync by {wrong[0]} returns the "
-        "thread's own value (the offset is taken modulo 32), which is then added twice; start "
-        "at 16 (warpSize / 2)"
+        f"shuffle offset(s) {wrong} outside 1..31: in a 32-lane warp a __shfl_down_sync by "
+        f"{wrong[0]} does not read lane i + {wrong[0]} (PTX keeps only the offset's low 5 "
+        "bits: 32 reads the thread's own value, which is then added twice); start at 16 "
+        "(warpSize / 2)"
     )
     if offsets:
         assert 16 in offsets, (
             f"shuffle offsets {sorted(set(offsets), reverse=True)} never include 16: lanes "
             "16-31 never reach lane 0 (a warp sum uses offsets 16, 8, 4, 2, 1)"
         )
+
+
+def test_no_float_atomic_add(kernels: list[ptx_checks.Kernel]) -> None:
+    for kernel in kernels:
+        found = ptx_checks.float_atomics(kernel)
+        assert not found, (
+            f"kernel {kernel.name} adds floats atomically in global memory ({found[0]}): "
+            "README: finishing with float atomicAdd across blocks is not allowed (the blocks "
+            "add in a different order every run, so the bits change); write one partial sum "
+            "per block and reduce them in a second pass"
+        )
+
+
+def test_barriers_reached_by_every_thread(cu_source: Path) -> None:
+    findings = cu_source_checks.divergent_barriers(cu_source.read_text(encoding="utf-8"))
+    assert not findings, "; ".join(
+        f"{cu_source.name} line {f.line}: {f.barrier}() is inside `{f.statement}`, a condition "
+        "that differs between the threads of a block: threads that skip it never reach the "
+        "barrier (undefined behaviour: a hang or a silent race). README step 2: every "
+        "thread reaches every __syncthreads(); put it after the if"
+        for f in findings[:3]
+    )
+
+
+def test_no_allocation_per_call(cu_source: Path) -> None:
+    found = cu_source_checks.allocations(cu_source.read_text(encoding="utf-8"))
+    assert not found, (
+        f"{cu_source.name} line {found[0][0]} calls {found[0][1]}: README: allocate nothing "
+        "per call; keep the partial sums in a static __device__ float g_partials[MAX_BLOCKS] "
+        "and get its address with cudaGetSymbolAddress"
+    )
+
+
+NOT_RUN_ON_CPU = (
+    "compiled and inspected; not run: needs a CUDA GPU (the sums, n = 0, reads past the end, "
+    "misaligned float4 loads, compute-sanitizer, bandwidth)"
+)
+
+
+def test_what_a_cpu_run_checked(
+    request: pytest.FixtureRequest, device: str, sm80_build: ptx_checks.Build, record_metric
+) -> None:
+    """On a CPU: how many compile checks passed, and that nothing was run."""
+    if device != "cpu":
+        pytest.skip("ran on the GPU: every check above ran the kernel")
+    outcomes = request.config.stash.get(ptx_checks.OUTCOMES, {})
+    ran = {k: v for k, v in outcomes.items() if "test_cuda_track.py::" in k and v != "skipped"}
+    ran.pop(request.node.nodeid, None)
+    passed = sum(v == "passed" for v in ran.values())
+    verdict = "compile checks passed" if passed == len(ran) else "compile checks failed"
+    record_metric(f"{verdict}; {NOT_RUN_ON_CPU}", passed, f"of {len(ran)} checks")
 
 
 # ------------------------------------------------------------------------------- GPU
@@ -219,10 +274,10 @@ def _sanitizer() -> str | None:
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("tool", ["memcheck", "racecheck"])
+@pytest.mark.parametrize("tool", ["memcheck", "racecheck", "synccheck"])
 def test_gpu_sanitizer(cu_source: Path, tmp_path: Path, device: str, tool: str) -> None:
-    """compute-sanitizer on a stand-alone driver: out-of-bounds accesses and shared-memory
-    races are reported with the thread and block ids."""
+    """compute-sanitizer on a stand-alone driver: out-of-bounds accesses, shared-memory races
+    and divergent barriers are reported with the thread and block ids."""
     sanitizer = _sanitizer()
     if sanitizer is None or ptx_checks.nvcc() is None:
         pytest.skip("compute-sanitizer (CUDA toolkit) not found")
@@ -254,7 +309,11 @@ def test_gpu_sanitizer(cu_source: Path, tmp_path: Path, device: str, tool: str) 
         )
         report = [ln for ln in (run.stdout + run.stderr).splitlines() if ln.startswith("=========")]
         problems = [ln for ln in report if "ERROR SUMMARY" not in ln and ln.strip("= ")]
-        what = "out-of-bounds access" if tool == "memcheck" else "shared-memory race"
+        what = {
+            "memcheck": "out-of-bounds access",
+            "racecheck": "shared-memory race",
+            "synccheck": "barrier not reached by every thread (__syncthreads() in an if)",
+        }[tool]
         assert run.returncode == 0, (
             f"compute-sanitizer --tool {tool} (n={n}) found a {what}:\n" + "\n".join(problems[:12])
         )

@@ -1,0 +1,191 @@
+"""Source checks of reduce.cu that need no GPU: barriers under thread-dependent branches,
+and allocations inside ``solve``.
+
+A barrier (``__syncthreads()``, or a call of a ``__device__`` function that contains one) must
+be reached by every thread of the block. This module finds each barrier's enclosing ``if``,
+``else``, ``while``, ``for`` and ``do`` statements and reports those whose condition depends
+on the thread: it mentions ``threadIdx`` or a variable computed from it (``tid``, ``lane``,
+``i = blockIdx.x * blockDim.x + threadIdx.x``, ...), followed through assignments within the
+function. Conditions on block-uniform values (``blockDim.x``, a loop step, a flag in shared
+memory) are fine.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+BARRIERS = ("__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or")
+_COMMENT_OR_LITERAL = re.compile(
+    r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S
+)
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_ASSIGN = re.compile(r"\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?(?:<<|>>|[-+*/%&|^])?=(?!=)([^;{}]*)")
+_CONTROL = re.compile(r"\b(if|while|for|switch)\s*\($")
+_ALLOC = re.compile(r"\b(cudaMalloc\w*|cudaFree\w*|malloc|free)\s*\(")
+_SEEDS = {"threadIdx", "__lane_id", "laneid"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A barrier reached only by some threads."""
+
+    line: int
+    barrier: str
+    statement: str  # e.g. "if (tid < s)"
+
+
+def strip(source: str) -> str:
+    """Comments and string literals blanked out, line numbers kept."""
+    return _COMMENT_OR_LITERAL.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), source)
+
+
+def _pairs(text: str, open_: str, close: str) -> dict[int, int]:
+    """Matching positions (open -> close) of a bracket kind."""
+    stack, pairs = [], {}
+    for i, ch in enumerate(text):
+        if ch == open_:
+            stack.append(i)
+        elif ch == close and stack:
+            pairs[stack.pop()] = i
+    return pairs
+
+
+def _line(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+class _Source:
+    def __init__(self, source: str) -> None:
+        self.text = strip(source)
+        self.braces = _pairs(self.text, "{", "}")
+        self.parens = _pairs(self.text, "(", ")")
+        self.closing = {c: o for o, c in self.parens.items()}
+
+    def enclosing(self, pos: int) -> list[int]:
+        """Opening braces around ``pos``, innermost first."""
+        return sorted((o for o, c in self.braces.items() if o < pos < c), reverse=True)
+
+    def header(self, brace: int) -> tuple[str, str]:
+        """(kind, condition) of the statement that opens ``brace``: kind is if/while/for/
+        switch/else/do/function/other."""
+        end = len(self.text[:brace].rstrip())
+        if end and self.text[end - 1] == ")":
+            return self._paren_header(end - 1)
+        word = self.text[:end].rsplit(None, 1)[-1] if self.text[:end].strip() else ""
+        if word == "else":
+            return "else", self._else_condition(end - 4)
+        if word == "do":
+            close = self.braces[brace]
+            after = re.match(r"\s*while\s*(\()", self.text[close + 1 :])
+            if after:
+                start = close + 1 + after.start(1)
+                return "do", self.text[start : self.parens.get(start, start) + 1]
+            return "do", ""
+        return "other", ""
+
+    def _paren_header(self, close: int) -> tuple[str, str]:
+        start = self.closing.get(close)
+        if start is None:
+            return "other", ""
+        before = self.text[:start].rstrip()
+        m = re.search(r"\b(if|while|for|switch)$", before)
+        condition = self.text[start : close + 1]
+        if m:
+            return m.group(1), condition
+        name = re.search(r"([A-Za-z_]\w*)\s*(?:<[^;(){}]*>)?$", before)
+        return ("function", name.group(1)) if name else ("other", "")
+
+    def _else_condition(self, else_pos: int) -> str:
+        """The condition of the ``if`` an ``else`` at ``else_pos`` belongs to."""
+        before = self.text[:else_pos].rstrip()
+        if before.endswith("}"):
+            opening = next((o for o, c in self.braces.items() if c == len(before) - 1), None)
+            if opening is not None:
+                kind, condition = self.header(opening)
+                return condition if kind == "if" else ""
+        return ""
+
+    def function_of(self, pos: int) -> tuple[str, int] | None:
+        """(name, opening brace) of the function around ``pos``."""
+        for brace in self.enclosing(pos):
+            kind, name = self.header(brace)
+            if kind == "function":
+                return name, brace
+        return None
+
+    def braceless(self, pos: int) -> tuple[str, str] | None:
+        """``if (c) __syncthreads();``: the control statement right before ``pos``."""
+        before = self.text[:pos].rstrip()
+        if before.endswith(")"):
+            kind, condition = self._paren_header(len(before) - 1)
+            if kind in ("if", "while", "for", "switch"):
+                return kind, condition
+        if re.search(r"\belse$", before):
+            return "else", self._else_condition(len(before) - 4)
+        return None
+
+
+def thread_dependent(body: str) -> set[str]:
+    """Names assigned (directly or through others) from ``threadIdx`` in ``body``."""
+    tainted = set(_SEEDS)
+    assignments = [(m.group(1), set(_WORD.findall(m.group(2)))) for m in _ASSIGN.finditer(body)]
+    changed = True
+    while changed:
+        changed = False
+        for name, used in assignments:
+            if name not in tainted and used & tainted:
+                tainted.add(name)
+                changed = True
+    return tainted
+
+
+def divergent_barriers(source: str) -> list[Finding]:
+    """Barriers (or calls of functions containing one) under a thread-dependent branch."""
+    src = _Source(source)
+    calls = _barrier_calls(src)
+    findings = []
+    for pos, name in calls:
+        function = src.function_of(pos)
+        if function is None:
+            continue
+        body = src.text[function[1] : src.braces[function[1]] + 1]
+        tainted = thread_dependent(body)
+        statements = []
+        if (inline := src.braceless(pos)) is not None:
+            statements.append(inline)
+        for brace in src.enclosing(pos):
+            if brace == function[1]:
+                break
+            statements.append(src.header(brace))
+        for kind, condition in statements:
+            if kind in ("if", "else", "while", "for", "switch", "do") and (
+                set(_WORD.findall(condition)) & tainted
+            ):
+                shown = " ".join(condition.split())
+                text = f"else (of if {shown})" if kind == "else" else f"{kind} {shown}"
+                findings.append(Finding(_line(src.text, pos), name, text))
+                break
+    return findings
+
+
+def _barrier_calls(src: _Source) -> list[tuple[int, str]]:
+    """(position, name) of every barrier and every call of a function that contains one."""
+    names = set(BARRIERS)
+    while True:
+        found = []
+        pattern = re.compile(r"\b(" + "|".join(sorted(names)) + r")\s*(?:<[^;(){}]*>)?\s*\(")
+        for m in pattern.finditer(src.text):
+            function = src.function_of(m.start())
+            if function is not None and function[0] != m.group(1):
+                found.append((m.start(), m.group(1), function[0]))
+        grown = names | {f for _, _, f in found}
+        if grown == names:
+            return [(pos, name) for pos, name, _ in found]
+        names = grown
+
+
+def allocations(source: str) -> list[tuple[int, str]]:
+    """(line, name) of cudaMalloc/cudaFree/malloc/free calls."""
+    text = strip(source)
+    return [(_line(text, m.start()), m.group(1)) for m in _ALLOC.finditer(text)]
