@@ -1,5 +1,7 @@
 """Meta-tests of cuda-reduce, end to end through the runner, for both tracks: the reference
-passes, the starter fails, each mutant fails with a message naming the broken property.
+and every independently written alternative (solution/alternatives/, track by file
+extension) pass, the starter fails, each mutant fails with a message naming the broken
+property. The grader's helpers (simulator additions, source checks) are checked directly.
 
 On a CPU the numba track runs in the numba-cuda simulator (with the grader's shuffle shim
 and race detector); the CUDA C++ track is compile-only and needs nvcc (skipped without)."""
@@ -21,6 +23,10 @@ from .meta import CATALOG, explain
 EXERCISE = CATALOG.get("cuda-reduce")
 TRACKS = [t.name for t in EXERCISE.meta.tracks]
 MUTANTS = EXERCISE.meta.mutants
+TRACK_OF_SUFFIX = {Path(t.file).suffix: t.name for t in EXERCISE.meta.tracks}
+COMMENT = {".py": "# ", ".cu": "// "}
+# Correct solutions written independently of the reference, in other styles.
+ALTERNATIVES = sorted((EXERCISE.path / "solution" / "alternatives").iterdir())
 NO_NVCC = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not found")
 
 pytestmark = pytest.mark.slow
@@ -36,14 +42,65 @@ def test_reference_passes(track: str) -> None:
     assert result.status == "passed", explain(result)
     assert result.device == "cpu"
     assert result.count("passed") >= 5, explain(result)
-    if track == "cuda":  # ptxas resource usage is reported
+    if track == "cuda":  # ptxas resource usage, and what a CPU run did not check
         assert any(m.name.endswith("registers") for m in result.metrics), result.metrics
+        summary = [m for m in result.metrics if m.name.startswith("compile checks passed;")]
+        assert summary, result.metrics
+        assert "not run: needs a CUDA GPU" in summary[0].name, summary[0]
+        assert result.verdict == "compile-only", explain(result)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [pytest.param(p, marks=needs(TRACK_OF_SUFFIX.get(p.suffix, ""))) for p in ALTERNATIVES],
+    ids=[p.name for p in ALTERNATIVES],
+)
+def test_alternative_solution_passes(path: Path) -> None:
+    assert path.suffix in TRACK_OF_SUFFIX, f"{path.name}: not a file of any track"
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith(COMMENT[path.suffix] + "alternative: "), path.name
+    track = TRACK_OF_SUFFIX[path.suffix]
+    result = grade(EXERCISE, path, device="cpu", track=track)
+    assert result.status == "passed", explain(result)
+
+
+def test_alternatives_cover_both_tracks() -> None:
+    assert {TRACK_OF_SUFFIX.get(p.suffix) for p in ALTERNATIVES} == set(TRACKS)
 
 
 @pytest.mark.parametrize("track", [pytest.param(t, marks=needs(t)) for t in TRACKS])
 def test_starter_fails(track: str) -> None:
     starter = EXERCISE.starter_file(track)
     result = grade(EXERCISE, starter, device="cpu", track=track, extra_args=["-x"])
+    assert result.status == "failed", explain(result)
+
+
+# Wrong in ways only a run shows (a read past the end, nothing written for n = 0, misaligned
+# float4 loads, one block): a CPU run of the CUDA C++ track compiles them cleanly, a GPU run
+# must fail them.
+GPU_MUTANTS = sorted((EXERCISE.path / "solution" / "gpu_mutants").glob("*.cu"))
+
+
+def _has_gpu() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+@pytest.mark.parametrize("path", GPU_MUTANTS, ids=[p.name for p in GPU_MUTANTS])
+def test_gpu_only_mutant(path: Path) -> None:
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith("// mutant: "), path.name
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc not found")
+    if not _has_gpu():
+        result = grade(EXERCISE, path, device="cpu", track="cuda")
+        assert result.status == "passed", explain(result)  # compiles: a CPU cannot see it
+        assert result.verdict == "compile-only", explain(result)
+        return
+    result = grade(EXERCISE, path, device="cuda", track="cuda", extra_args=["-x"])
     assert result.status == "failed", explain(result)
 
 
@@ -152,6 +209,51 @@ except IndexError as exc:
     assert "tid=[4, 0, 0] ctaid=[0, 0, 0]" in str(exc) or "tid=[" in str(exc), exc
 else:
     raise AssertionError("no out-of-bounds error")
+@cuda.jit
+def barrier_in_if(out):
+    t = cuda.threadIdx.x
+    if t < 16:
+        cuda.syncthreads()
+    out[t] = 1.0
+
+try:
+    barrier_in_if[1, 32](np.zeros(32, np.float32))
+except RuntimeError as exc:
+    assert "divergent barrier" in str(exc) and "line" in str(exc), exc
+else:
+    raise AssertionError("no divergent barrier reported")
+
+@cuda.jit
+def uninitialised(out):
+    s = cuda.shared.array(64, numba.float32)
+    t = cuda.threadIdx.x
+    s[t] = 1.0
+    cuda.syncthreads()
+    out[t] = s[t + 32]
+
+try:
+    uninitialised[1, 32](np.zeros(32, np.float32))
+except RuntimeError as exc:
+    assert "uninitialised shared memory" in str(exc) and "element " in str(exc), exc
+else:
+    raise AssertionError("no uninitialised read reported")
+
+@cuda.jit
+def shared_flag(out):
+    flag = cuda.shared.array(1, numba.int32)
+    s = cuda.shared.array(32, numba.float32)
+    t = cuda.threadIdx.x
+    if t == 0:
+        flag[0] = 1
+    cuda.syncthreads()
+    if flag[0] == 1:  # the same for every thread: a valid barrier below
+        s[t] = 2.0
+        cuda.syncthreads()
+        out[t] = s[31 - t]
+
+res32 = np.zeros(32, np.float32)
+shared_flag[1, 32](res32)
+assert (res32 == 2.0).all(), res32
 print("shim ok")
 """
 
@@ -166,3 +268,74 @@ def test_simulator_shim_semantics(tmp_path: Path) -> None:
         timeout=120,
     )
     assert done.returncode == 0 and "shim ok" in done.stdout, done.stdout + done.stderr[-3000:]
+
+
+def grader_module(name: str):  # type: ignore[no-untyped-def]
+    """A helper module of the grader, imported by path."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        f"cuda_reduce_{name}", EXERCISE.grader_dir / f"{name}.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+DIVERGENT = """
+__device__ float block_reduce(float* sm, float v) {
+    sm[threadIdx.x] = v;
+    __syncthreads();
+    return sm[0];
+}
+__global__ void k(float* out, int n) {
+    __shared__ float sm[256];
+    __shared__ int last;
+    const int tid = threadIdx.x;
+    const int lane = tid & 31;
+    const int gid = blockIdx.x * blockDim.x + tid;
+    if (tid < 32) __syncthreads();                                  // 13: divergent
+    if (blockDim.x >= 64) { if (tid < 32) sm[tid] += 1.0f; __syncthreads(); }
+    if (lane == 0) { out[0] = 1.0f; } else { __syncthreads(); }     // 15: divergent
+    if (last) { block_reduce(sm, 1.0f); }
+    if (gid < n) { out[1] = block_reduce(sm, 2.0f); }               // 17: divergent
+    for (int s = blockDim.x / 2; s >= 32; s >>= 1) { __syncthreads(); }
+    // if (tid) __syncthreads();
+    const char* text = "if (tid) __syncthreads();";
+}
+"""
+
+
+def test_source_check_finds_barriers_under_thread_dependent_branches() -> None:
+    cu_source = grader_module("cu_source")
+    found = cu_source.divergent_barriers(DIVERGENT)
+    assert [(f.line, f.barrier) for f in found] == [
+        (13, "__syncthreads"),
+        (15, "__syncthreads"),
+        (17, "block_reduce"),
+    ], found
+    assert found[0].statement == "if (tid < 32)"
+    reference = EXERCISE.solution_file("cuda").read_text(encoding="utf-8")
+    assert cu_source.divergent_barriers(reference) == []
+    assert cu_source.allocations(reference) == []
+    assert cu_source.allocations("void f() { cudaMalloc(&p, 4); } // cudaFree(p)") == [
+        (1, "cudaMalloc")
+    ]
+
+
+def test_ptx_check_finds_float_atomics_outside_shared_memory() -> None:
+    ptx_checks = grader_module("ptx_checks")
+    kernel = ptx_checks.Kernel(
+        "k",
+        [
+            "\tatom.global.add.f32 \t%f1, [%rd1], %f2;",
+            "\t@%p1 red.relaxed.gpu.global.add.f32 \t[%rd2], %f3;",
+            "\tatom.shared.add.f32 \t%f4, [%r1], %f5;",
+            "\tatom.global.add.u32 \t%r2, [%rd3], 1;",
+            "\tatom.global.inc.u32 \t%r3, [%rd4], %r4;",
+        ],
+    )
+    found = ptx_checks.float_atomics(kernel)
+    assert len(found) == 2 and "atom.global.add.f32" in found[0], found
