@@ -102,8 +102,8 @@ class Model:
         seq = self.seqs[seq_id]
         num_tokens = min(num_tokens, len(seq.tokens))
         for i, h in enumerate(self.hashes(seq.tokens, num_tokens // self.bs)):
-            if i * self.bs < seq.computed:
-                continue
+            if i < seq.computed // self.bs:
+                continue  # offered once, by the call that completes it (vLLM: num_cached_blocks)
             block = seq.table[i]
             self.prefix[block] = tuple(seq.tokens[: (i + 1) * self.bs])
             if h not in self.cache:

@@ -125,6 +125,45 @@ def test_refused_allocation_changes_nothing(solution: Any) -> None:
     assert c.allocate(3, tokens(1, 2, tail=1)) == 2 * BS
 
 
+def test_chunked_prefill_caches_blocks_across_chunks(solution: Any) -> None:
+    c = Checker(solution, 8, BS, default_hash)
+    prompt = tokens(1, 2, tail=2)  # 10 tokens: blocks 0 and 1 full, block 2 partial
+    c.allocate(1, prompt)
+    c.computed(1, 3)  # chunks that do not line up with the block size
+    c.computed(1, 6)
+    assert len(c.alloc.cached_blocks()) == 1, (
+        "after mark_computed(3) and mark_computed(6) tokens 0..3 are computed: block 0 must "
+        "be cached, however many calls it took (rule 3)"
+    )
+    c.computed(1, 10)
+    c.free(1)
+    assert c.allocate(2, prompt) == 2 * BS, "both full blocks of the chunked prefill must hit"
+
+
+def test_can_allocate_counts_hits(solution: Any) -> None:
+    c = Checker(solution, 5, BS, default_hash)
+    prefill(c, 1, tokens(1, 2, tail=1))  # 3 blocks used, 2 free
+    prompt = tokens(1, 2, 3, tail=1)  # 2 hits (in use) + 2 new blocks: fits
+    assert c.alloc.can_allocate(prompt), (
+        "can_allocate must count cached hits: this prompt shares 2 live blocks and needs "
+        "only 2 of the 2 free ones (rule 6)"
+    )
+    assert c.allocate(2, prompt) == 2 * BS
+
+
+def test_refused_append_records_nothing(solution: Any) -> None:
+    c = Checker(solution, 3, BS, default_hash)
+    c.allocate(1, tokens(1, 2))  # 2 blocks, the last one full
+    c.allocate(2, tokens(3))  # the last free block
+    assert not c.append(1, 5), "no free block: append_token must refuse"
+    c.free(2)
+    c.append(1, 5)  # the refused token was not recorded: this one starts a new block
+    assert len(c.alloc.block_table(1)) == 3, (
+        "a refused append_token must not record its token (rule 6): after it, the sequence "
+        "still ends on a full block and the next append takes a new one"
+    )
+
+
 def test_decode_takes_block_at_boundary(solution: Any) -> None:
     c = Checker(solution, 4, BS, default_hash)
     c.allocate(1, tokens(1, tail=2))

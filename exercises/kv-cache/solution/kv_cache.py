@@ -131,9 +131,10 @@ class BlockAllocator:
         """The KV of the first ``num_tokens`` tokens is written: cache its full blocks."""
         seq = self._seqs[seq_id]
         num_tokens = min(num_tokens, len(seq.tokens))
+        done = seq.computed // self.block_size  # full blocks offered to the cache already
         for i, h, key in self._chain(seq.tokens, num_tokens // self.block_size):
-            if i * self.block_size < seq.computed or h in self._cache:
-                continue  # already cached (by this block, or by another: the first one wins)
+            if i < done or h in self._cache:
+                continue  # already offered (hit or registered), or another block won the hash
             block = self.blocks[seq.table[i]]
             block.hash, block.key = h, key
             self._cache[h] = block.block_id
