@@ -25,11 +25,13 @@ class Violation(AssertionError):
 class Checker:
     def __init__(self, module: Any, num_blocks: int, block_size: int, hash_fn: HashFn) -> None:
         self.alloc = module.BlockAllocator(num_blocks, block_size, hash_fn=hash_fn)
+        self.collides = hash_fn is degenerate_hash
         self.model = Model(num_blocks, block_size, hash_fn)
         self.bs = block_size
         self.num_blocks = num_blocks
         self.ops = 0
         self.last_cached: dict[Hashable, int] = {}
+        self.refused_appends: set[int] = set()  # sequences with a refused append_token
         self.check("BlockAllocator(...)")
 
     # ------------------------------------------------------------- plumbing
@@ -37,7 +39,7 @@ class Checker:
     def fail(self, where: str, message: str) -> None:
         raise Violation(f"after call #{self.ops} {where}: {message}")
 
-    def call(self, where: str, fn: Any, *args: Any) -> Any:
+    def call(self, where: str, fn: Any, *args: Any, hint: str = "") -> Any:
         self.ops += 1
         try:
             return fn(*args)
@@ -46,7 +48,7 @@ class Checker:
         except RuntimeError:
             raise
         except Exception as exc:
-            self.fail(where, f"raised {type(exc).__name__}: {exc}")
+            self.fail(where, f"raised {type(exc).__name__}: {exc}{hint}")
 
     def snapshot(self) -> tuple[Any, ...]:
         a = self.alloc
@@ -70,7 +72,13 @@ class Checker:
         prefix_before = list(self.model.prefix)
         needed, free_now = self.model.needed(tokens), len(self.model.free)
         try:
-            cached = self.call(where, self.alloc.allocate, seq, list(tokens))
+            short = (
+                f" (it needs {needed} free blocks, counting cached hits that are free, and "
+                f"{free_now} are free: raise NoFreeBlocksError before changing anything; rule 6)"
+                if needed > free_now
+                else ""
+            )
+            cached = self.call(where, self.alloc.allocate, seq, list(tokens), hint=short)
         except NotImplementedError:
             raise
         except RuntimeError as exc:
@@ -85,7 +93,11 @@ class Checker:
                 self.fail(where, "can_allocate said True but allocate refused")
             return None
         if not can:
-            self.fail(where, "can_allocate said False but allocate succeeded")
+            self.fail(
+                where,
+                "can_allocate said False but allocate succeeded "
+                "(cached hits need no new block; rule 6)",
+            )
         self._check_hits(where, seq, tokens, cached, prefix_before)
         try:
             expected = self.model.allocate(seq, tokens)
@@ -133,9 +145,13 @@ class Checker:
             if held is None:
                 why = "which holds no computed full block"
             elif held[-self.bs :] == want[-self.bs :]:
-                why = (
-                    "which holds the same tokens after a different prefix (hashes must be "
-                    "chained: block i hits only if blocks 0..i-1 match too)"
+                why = "which holds the same tokens after a different prefix " + (
+                    "(with this hash_fn every hash collides, so a hit must be verified: "
+                    "compare the block's whole prefix, not only its own tokens; rule 4)"
+                    if self.collides
+                    else "(look blocks up by the chained hash h_i = hash_fn(h_{i-1}, tokens) "
+                    "and verify the whole prefix: block i hits only if blocks 0..i-1 match; "
+                    "rule 4)"
                 )
             else:
                 why = "which holds different tokens (a hash match is only a hint: compare tokens)"
@@ -154,6 +170,7 @@ class Checker:
                 self.fail(where, "a refused append_token changed the allocator")
             if self.model.free or len(self.model.seqs[seq].tokens) % self.bs:
                 self.fail(where, "refused although a block was available or not needed")
+            self.refused_appends.add(seq)
             return False
         boundary = len(self.model.seqs[seq].tokens) % self.bs == 0
         try:
@@ -162,10 +179,16 @@ class Checker:
             self.fail(where, "succeeded although no block was free and the last one was full")
         table = list(self.alloc.block_table(seq))
         if table[: len(old_table)] != old_table or len(table) != len(old_table) + boundary:
+            after_refusal = (
+                " (an earlier append_token on it was refused: a refused call must not "
+                "record its token)"
+                if seq in self.refused_appends
+                else ""
+            )
             self.fail(
                 where,
                 f"block table {old_table} -> {table}: decode must take a new block "
-                "exactly when the sequence grows past a block boundary",
+                f"exactly when the sequence grows past a block boundary{after_refusal}",
             )
         self.check(where)
         return True
@@ -210,10 +233,16 @@ class Checker:
         for s, table in tables.items():
             n = len(m.seqs[s].tokens)
             if len(table) != math.ceil(n / self.bs) or len(set(table)) != len(table):
+                twice = (
+                    "; a block appears twice: take hits first, then new blocks, so that a "
+                    "new block never evicts a hit (rule 6)"
+                    if len(set(table)) != len(table)
+                    else ""
+                )
                 self.fail(
                     where,
                     f"seq {s} has {n} tokens but block table {table} (need "
-                    f"{math.ceil(n / self.bs)} distinct blocks)",
+                    f"{math.ceil(n / self.bs)} distinct blocks{twice})",
                 )
         # 7. eviction removes the old hash entry (checked before 4: a stale entry may point at
         # a block that is now some sequence's partial last block)
@@ -247,25 +276,9 @@ class Checker:
                     f"{m.seqs[s].table} (new blocks come from the front of the free queue)",
                 )
         for h, b in cached.items():
-            stale = self.last_cached.get(h) == b
-            if m.prefix[b] is None or m.expected_hash(b) != h:
-                if stale or m.prefix[b] is not None:
-                    self.fail(
-                        where,
-                        f"stale hash entry {h!r} -> block {b}: the block was reused "
-                        "but its old hash stayed in the prefix cache",
-                    )
-                self.fail(
-                    where, f"block {b} is in the prefix cache but holds no computed full block"
-                )
+            self._check_entry(where, h, b)
         if cached != m.cache:
-            missing = {h: b for h, b in m.cache.items() if cached.get(h) != b}
-            self.fail(
-                where,
-                f"prefix cache {cached} differs from the reference {m.cache} "
-                f"(entries {missing} expected: computed full blocks are cached, the first "
-                "block registered for a hash wins)",
-            )
+            self.fail(where, self._cache_diff(where, cached))
         if free != m.free:
             self.fail(
                 where,
@@ -273,3 +286,65 @@ class Checker:
                 "free() releases a sequence's blocks last block first and eviction takes "
                 "the least recently freed",
             )
+
+    def _check_entry(self, where: str, h: Hashable, b: int) -> None:
+        """One prefix-cache entry must map the chained hash of a computed full block to it."""
+        m = self.model
+        if m.prefix[b] is not None and m.expected_hash(b) == h:
+            return
+        if self.last_cached.get(h) == b:
+            self.fail(
+                where,
+                f"stale hash entry {h!r} -> block {b}: the block was reused "
+                "but its old hash stayed in the prefix cache",
+            )
+        if m.prefix[b] is None:
+            self.fail(
+                where,
+                f"block {b} entered the prefix cache, but the reference has no computed full "
+                "block there: register a block only once mark_computed covers all of its "
+                "tokens (rule 3)",
+            )
+        self.fail(
+            where,
+            f"block {b} entered the prefix cache under hash {h!r}, but the chained hash of "
+            f"the tokens it holds is {m.expected_hash(b)!r}: h_i = hash_fn(h_{{i-1}}, tokens "
+            "of block i), over the tokens of successful allocate/append_token calls only",
+        )
+
+    def _cache_diff(self, where: str, cached: dict) -> str:
+        """One line per differing prefix-cache entry (the first few)."""
+        want = self.model.cache
+        lines = []
+        for h in sorted(set(cached) | set(want), key=repr):
+            if cached.get(h) != want.get(h):
+                got = "missing" if h not in cached else f"block {cached[h]}"
+                exp = "no entry" if h not in want else f"block {want[h]}"
+                lines.append(f"hash {_short(h)}: {got}, expected {exp}")
+        return (
+            "prefix cache differs from the reference: "
+            + "; ".join(lines[:3])
+            + (f" (and {len(lines) - 3} more)" if len(lines) > 3 else "")
+            + _CACHE_RULES.get(where.split("(")[0], _REGISTER)
+        )
+
+
+_REGISTER = (
+    " (a full block is registered by the mark_computed call that completes it, however many "
+    "calls that took, unless its hash is cached already: the first block registered wins; "
+    "rule 3)"
+)
+_CACHE_RULES = {
+    "mark_computed": _REGISTER,
+    "free": " (a freed block keeps its hash entry and can still hit until it is reused; rule 5)",
+    "allocate": " (only a block taken from the free queue for new data loses its entry; "
+    "hits keep theirs; rules 4 and 5)",
+    "append_token": " (only a block taken from the free queue for new data loses its entry; "
+    "rule 5)",
+    "BlockAllocator": " (the prefix cache starts empty)",
+}
+
+
+def _short(h: Hashable) -> str:
+    text = repr(h)
+    return text if len(text) <= 12 else text[:10] + "..."

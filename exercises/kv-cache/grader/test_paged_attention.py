@@ -8,22 +8,26 @@ import pytest
 import torch
 
 CASES = {
-    # name: (batch, heads, kv_heads, head_dim, block_size, seq_lens)
-    "one-token": (1, 2, 2, 8, 4, [1]),
-    "block-multiple": (2, 4, 4, 16, 4, [8, 16]),
-    "ragged": (3, 4, 4, 16, 8, [5, 17, 33]),
-    "gqa": (2, 8, 2, 32, 16, [40, 3]),
+    # name: (batch, heads, kv_heads, head_dim, block_size, seq_lens, scale)
+    "one-token": (1, 2, 2, 8, 4, [1], None),
+    "block-multiple": (2, 4, 4, 16, 4, [8, 16], None),
+    "ragged": (3, 4, 4, 16, 8, [5, 17, 33], None),
+    "gqa": (2, 8, 2, 32, 16, [40, 3], None),
+    "explicit-scale": (2, 4, 2, 16, 4, [6, 13], 0.37),
 }
+# Garbage in every slot no sequence covers: large enough that an additive mask such as
+# -1e4 lets it through (q.k of a garbage key is about 1e6), finite in the dtype.
+GARBAGE = {torch.float32: 1e6, torch.float16: 1e3}
 
 
 def make_case(name: str, device: str, dtype: torch.dtype, seed: int = 0) -> dict[str, Any]:
-    batch, heads, kv_heads, dim, bs, lens = CASES[name]
+    batch, heads, kv_heads, dim, bs, lens, scale = CASES[name]
     gen = torch.Generator().manual_seed(seed)
     max_blocks = max(-(-n // bs) for n in lens)
     num_blocks = sum(-(-n // bs) for n in lens) + 3
     # garbage everywhere: every slot not covered by a sequence must not affect the result
-    k_cache = torch.full((num_blocks, bs, kv_heads, dim), 1e3)
-    v_cache = torch.full((num_blocks, bs, kv_heads, dim), -1e3)
+    k_cache = torch.full((num_blocks, bs, kv_heads, dim), GARBAGE[dtype])
+    v_cache = torch.full((num_blocks, bs, kv_heads, dim), -GARBAGE[dtype])
     order = torch.randperm(num_blocks, generator=gen).tolist()  # scattered, not contiguous
     tables = torch.full((batch, max_blocks), -1, dtype=torch.int32)
     keys, values = [], []
@@ -50,16 +54,23 @@ def make_case(name: str, device: str, dtype: torch.dtype, seed: int = 0) -> dict
         "values": values,
         "q64": q.double(),
         "group": heads // kv_heads,
+        "scale": scale,
     }
 
 
-def dense(case: dict[str, Any]) -> torch.Tensor:
+def dense(
+    case: dict[str, Any], mapping: str = "grouped", scale: float | None = None
+) -> torch.Tensor:
+    """Float64 attention over each sequence's own tokens; query head h reads kv head
+    h // group ("grouped", the contract) or h % kv_heads ("interleaved", a known mistake)."""
     out = []
     for b, (k, v) in enumerate(zip(case["keys"], case["values"], strict=True)):
-        k = k.double().repeat_interleave(case["group"], dim=1)  # [T, H, D]
-        v = v.double().repeat_interleave(case["group"], dim=1)
+        heads = torch.arange(case["q64"].shape[1])
+        kv = heads // case["group"] if mapping == "grouped" else heads % k.shape[1]
+        k, v = k.double()[:, kv], v.double()[:, kv]  # [T, H, D]
         q = case["q64"][b]  # [H, D]
-        scores = torch.einsum("hd,thd->ht", q, k) / q.shape[-1] ** 0.5
+        s = scale if scale is not None else case["scale"] or q.shape[-1] ** -0.5
+        scores = torch.einsum("hd,thd->ht", q, k) * s
         out.append(torch.einsum("ht,thd->hd", scores.softmax(-1), v))
     return torch.stack(out)
 
@@ -67,19 +78,49 @@ def dense(case: dict[str, Any]) -> torch.Tensor:
 def run(solution: Any, case: dict[str, Any]) -> torch.Tensor:
     fn = getattr(solution, "paged_attention_decode", None)
     assert callable(fn), "define paged_attention_decode(q, k_cache, v_cache, block_tables, ...)"
-    out = fn(case["q"], case["k_cache"], case["v_cache"], case["block_tables"], case["seq_lens"])
+    args = (case["q"], case["k_cache"], case["v_cache"], case["block_tables"], case["seq_lens"])
+    out = fn(*args) if case["scale"] is None else fn(*args, scale=case["scale"])
     assert out.shape == case["q"].shape, f"output shape {tuple(out.shape)}, expected q's shape"
     return out
 
 
-def compare(out: torch.Tensor, want: torch.Tensor, name: str, atol: float) -> None:
-    err = (out.double().cpu() - want).abs()
+def diagnose(out: torch.Tensor, case: dict[str, Any], atol: float) -> str:
+    """What the wrong result matches, when it matches a known mistake; else what to check."""
+    got = out.double().cpu()
+    if not got.isfinite().all() or got.abs().max() > 1e2:  # real values are about N(0, 1)
+        return (
+            "values of the size of the garbage in unused slots reached the result: slots >= "
+            "seq_len must get exactly zero weight (an additive penalty such as -1e4 is not "
+            "enough) and their V must not be multiplied in"
+        )
+    if case["group"] > 1 and (got - dense(case, mapping="interleaved")).abs().max() <= atol:
+        return (
+            "it matches query head h reading kv head h % H_kv: with grouped-query attention "
+            "query head h uses kv head h // (H // H_kv)"
+        )
+    if case["scale"] is not None:
+        default = case["q64"].shape[-1] ** -0.5
+        if (got - dense(case, scale=default)).abs().max() <= atol:
+            return (
+                f"it matches scale 1/sqrt(D): use the scale argument ({case['scale']}) when given"
+            )
+    return (
+        "gather K/V through the block table (token t in block_tables[b, t // block_size], "
+        "slot t % block_size), keep slots >= seq_len out of the softmax entirely"
+        + (", map query head h to kv head h // (H // H_kv)" if case["group"] > 1 else "")
+        + (", apply the given scale" if case["scale"] is not None else "")
+    )
+
+
+def compare(out: torch.Tensor, case: dict[str, Any], name: str, atol: float) -> None:
+    """Fail, naming the likely cause, unless ``out`` is within ``atol`` of dense attention."""
+    err = (out.double().cpu() - dense(case)).abs()
     worst = err.max().item()
     if not worst <= atol:  # also catches NaN
         b, h, _ = (err == err.max()).nonzero()[0].tolist() if worst == worst else (0, 0, 0)
         pytest.fail(
             f"{name}: max |paged - dense attention| = {worst:.3g} > {atol:g} (sequence {b}, "
-            f"head {h}); gather K/V through the block table and mask positions >= seq_len",
+            f"head {h}); {diagnose(out, case, atol)}",
             pytrace=False,
         )
 
@@ -87,11 +128,11 @@ def compare(out: torch.Tensor, want: torch.Tensor, name: str, atol: float) -> No
 @pytest.mark.parametrize("name", list(CASES))
 def test_matches_dense_attention(solution: Any, device: str, name: str) -> None:
     case = make_case(name, device, torch.float32)
-    compare(run(solution, case), dense(case), name, atol=1e-4)
+    compare(run(solution, case), case, name, atol=1e-4)
 
 
 @pytest.mark.cuda
 @pytest.mark.parametrize("name", ["ragged", "gqa"])
 def test_matches_dense_attention_fp16_cuda(solution: Any, device: str, name: str) -> None:
     case = make_case(name, device, torch.float16)
-    compare(run(solution, case), dense(case), f"{name} fp16", atol=5e-3)
+    compare(run(solution, case), case, f"{name} fp16", atol=5e-3)
