@@ -6,7 +6,8 @@ from __future__ import annotations
 import operator
 import weakref
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
+from functools import partial
 from typing import Any
 
 import pytest
@@ -111,18 +112,21 @@ def show(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def call_user(what: str, fn: Any, *args: Any) -> Any:
-    """Call into the user's cache; turn an exception into a one-line failure."""
+def call_user(what: str | Callable[[], str], fn: Any, *args: Any) -> Any:
+    """Call into the user's cache; turn an exception into a one-line failure. ``what`` (or
+    what it returns: built only when needed) says which call it was."""
     try:
         return fn(*args)
     except NotImplementedError as exc:
-        name = getattr(fn, "__qualname__", what)
+        text = what() if callable(what) else what
+        name = getattr(fn, "__qualname__", text)
         pytest.fail(
-            f"{name} is not implemented yet (NotImplementedError: {exc}); while running {what}",
+            f"{name} is not implemented yet (NotImplementedError: {exc}); while running {text}",
             pytrace=False,
         )
     except Exception as exc:
-        pytest.fail(f"{what} raised {type(exc).__name__}: {exc}", pytrace=False)
+        text = what() if callable(what) else what
+        pytest.fail(f"{text} raised {type(exc).__name__}: {exc}", pytrace=False)
 
 
 # caches made from each LRUCache class so far (each check imports the file afresh)
@@ -136,47 +140,55 @@ class Session:
         self.prop = prop  # the property a scenario checks, named in every failure
         self.capacity = capacity
         self.model = Model(capacity)
-        self.history: list[str] = [f"LRUCache({capacity})"]
+        # calls as (format, arguments), put into words only for a message
+        self.history: list[tuple[str, tuple[Any, ...]]] = [("LRUCache({})", (capacity,))]
         self.keys: list[Hashable] = []  # every key put, in first-seen order
         earlier = _MADE.get(cls, 0)
         _MADE[cls] = earlier + 1
         self.label = (label or f"capacity {capacity}") + _earlier_note(earlier)
         self.cache = call_user(f"LRUCache({capacity})", cls, capacity)
 
+    def call(self, index: int = -1) -> str:
+        """One call in words, e.g. ``put('a', 1)``."""
+        form, args = self.history[index]
+        return form.format(*map(show, args))
+
     def tail(self, count: int = TAIL) -> str:
         """The last ``count`` calls, with how many came before them."""
-        shown = self.history[-count:]
-        more = len(self.history) - len(shown)
+        count = min(count, len(self.history))
+        more = len(self.history) - count
         head = f"... ({more} earlier calls), " if more else ""
-        return head + ", ".join(shown)
+        return head + ", ".join(self.call(i) for i in range(more, len(self.history)))
 
-    def _call(self, text: str, fn: Any, *args: Any) -> Any:
-        self.history.append(text)
+    def _where(self) -> str:
         lead = f"{self.prop}: " if self.prop else ""
         step = len(self.history) - 1
-        where = f"{lead}step {step} `{text}` ({self.label}; calls so far: {self.tail()})"
-        return call_user(where, fn, *args)
+        return f"{lead}step {step} `{self.call()}` ({self.label}; calls so far: {self.tail()})"
+
+    def _call(self, form: str, args: tuple[Any, ...], fn: Any) -> Any:
+        self.history.append((form, args))
+        return call_user(self._where, fn, *args)
 
     def put(self, key: Hashable, value: Any) -> None:
         """put() on both caches."""
-        self._call(f"put({show(key)}, {show(value)})", self.cache.put, key, value)
+        self._call("put({}, {})", (key, value), self.cache.put)
         self.model.put(key, value)
         if key not in self.keys:
             self.keys.append(key)
 
     def get(self, key: Hashable) -> tuple[Any, Any]:
         """(what the user's cache returned, what the model expects)."""
-        got = self._call(f"get({show(key)})", self.cache.get, key)
+        got = self._call("get({})", (key,), self.cache.get)
         return got, self.model.get(key)
 
     def contains(self, key: Hashable) -> tuple[Any, bool]:
         """(the user's ``key in cache``, the model's)."""
-        got = self._call(f"{show(key)} in cache", operator.contains, self.cache, key)
+        got = self._call("{} in cache", (key,), partial(operator.contains, self.cache))
         return got, self.model.contains(key)
 
     def length(self) -> tuple[Any, int]:
         """(the user's len(cache), the model's)."""
-        got = self._call("len(cache)", self.cache.__len__)
+        got = self._call("len(cache)", (), self.cache.__len__)
         return got, len(self.model)
 
     def run(self, script: list[tuple[Any, ...]]) -> None:
@@ -190,10 +202,13 @@ class Session:
             if not (same(got, want) if op == "get" else got is want):
                 lead = f"{self.prop}: " if self.prop else ""
                 pytest.fail(
-                    f"{lead}{self.history[-1]} {mismatch(got, want)} "
+                    f"{lead}{self.call()} {mismatch(got, want)} "
                     f"({self.label}; calls: {self.tail(len(self.history))})",
                     pytrace=False,
                 )
+
+    def _probing(self, key: Hashable) -> str:
+        return f"{self.prop}: probing {show(key)} after {self.tail(len(self.history))}"
 
     def holdings(self, keys: list[Hashable]) -> dict[Hashable, Any]:
         """Which of ``keys`` the user's cache holds, and their values, probed with ``in`` and
@@ -201,7 +216,7 @@ class Session:
         is held). ``in`` tells a stored -1 from a miss."""
         held = {}
         for key in keys:
-            what = f"{self.prop}: probing {show(key)} after {self.tail(len(self.history))}"
+            what = partial(self._probing, key)
             present = call_user(what, operator.contains, self.cache, key)
             value = call_user(what, self.cache.get, key)
             if present or not is_miss(value):

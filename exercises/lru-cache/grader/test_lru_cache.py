@@ -59,6 +59,8 @@ def assert_holds(s: Session, prop: str) -> None:
 
 def check_len(s: Session) -> None:
     got, want = s.length()
+    if isinstance(got, int) and got == want:  # the model never exceeds the capacity
+        return
     calls = f"{s.tail(16)} ({s.label})"
     assert isinstance(got, int), f"len(cache) returned {show(got)}, expected an int"
     assert got <= s.capacity, f"len(cache) = {got} exceeds the capacity {s.capacity} after {calls}"
@@ -373,7 +375,7 @@ def fuzz(
             ok = got is want
         assert ok, (
             f"the cache disagrees with an LRU model at step {len(s.history) - 1}: "
-            f"{s.history[-1]} {mismatch(got, want)} ({s.label}); the "
+            f"{s.call()} {mismatch(got, want)} ({s.label}); the "
             f"last calls were: {s.tail()}"
         )
         if step % 8 == 0:

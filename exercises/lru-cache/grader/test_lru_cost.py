@@ -106,12 +106,22 @@ def timed_calls(cache: Any, n: int, rounds: int, seed: int) -> list[Call]:
     return calls
 
 
+def fill_keys(cache: Any, keys: range) -> None:
+    """put(key, key) for each key."""
+    put = cache.put
+    for key in keys:
+        put(key, key)
+
+
 def filled(lru: type, n: int) -> Any:
+    """A cache of capacity ``n`` filled with keys 0..n-1, within the time budget."""
     cache = call_user(f"LRUCache({n})", lru, n)
     start = time.perf_counter()
     for first in range(0, n, 1000):
-        for key in range(first, min(n, first + 1000)):
-            call_user(f"put({key}, {key}) while filling LRUCache({n})", cache.put, key, key)
+        keys = range(first, min(n, first + 1000))
+        call_user(
+            f"put(key, key) for keys {first}..{keys[-1]} of LRUCache({n})", fill_keys, cache, keys
+        )
         elapsed = time.perf_counter() - start
         if elapsed > FILL_BUDGET_S:
             pytest.fail(
