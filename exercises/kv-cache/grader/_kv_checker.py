@@ -4,6 +4,7 @@ every call, and fail with a message that names the broken property."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Hashable
 from typing import Any
 
@@ -216,13 +217,15 @@ class Checker:
             self.fail(where, f"block {dup} is in the free list twice")
         if num_free != len(free):
             self.fail(where, f"num_free_blocks()={num_free} but free_blocks() lists {len(free)}")
+        free_set = set(free)
         for b in range(self.num_blocks):
-            if b in free and refs[b]:
+            if b in free_set and refs[b]:
                 self.fail(where, f"block {b} is free but has ref_count {refs[b]}")
-            if b not in free and not refs[b]:
+            if b not in free_set and not refs[b]:
                 self.fail(where, f"block {b} leaked: ref_count 0 but not in the free list")
         # 2. ref_count = number of live block-table entries holding the block
-        holders = [sum(t.count(b) for t in tables.values()) for b in range(self.num_blocks)]
+        held = Counter(b for t in tables.values() for b in t)
+        holders = [held[b] for b in range(self.num_blocks)]
         for b in range(self.num_blocks):
             if refs[b] != holders[b]:
                 self.fail(
