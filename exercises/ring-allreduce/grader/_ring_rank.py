@@ -6,6 +6,7 @@ or ("fatal", rank, message). The parent (_ring_group.py) turns them into a repor
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -16,7 +17,29 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-DEADLOCK_HINT = "every rank blocks in send: use isend/irecv or alternate order"
+SEND_HINT = "every rank blocks in send: use isend/irecv or alternate order"
+RECV_HINT = "every rank blocks in recv and nobody sends first: use isend/irecv or alternate order"
+DEADLOCK_HINT = "a send or recv that no peer matches: use isend/irecv or alternate order"
+GROUP_HINT = (
+    "README: ring_allreduce_ reduces over `group` only: use dist.get_world_size(group) and "
+    "dist.get_rank(group), and send/recv to GLOBAL ranks dist.get_global_rank(group, r)"
+)
+SIZE_HINT = (
+    "a send and a recv paired up with different sizes: both sides must agree on every "
+    "chunk's length, empty chunks included"
+)
+SUB_GROUP = [1, 3]  # at W=4 the last cases run on this sub-group only (not 0-based, with a gap)
+SUB_TIMEOUT_S = 5.0  # the sub-group's own process-group timeout
+
+
+def deadlock_hint(error: str) -> str:
+    """The hint for a timed-out point-to-point call, from the operation that timed out."""
+    if "for recv" in error:
+        return RECV_HINT
+    if "for send" in error:
+        return SEND_HINT
+    return DEADLOCK_HINT
+
 
 # ProcessGroup methods behind every torch.distributed collective, and the public names.
 COLLECTIVES = {
@@ -117,6 +140,7 @@ def install_patches() -> None:
 
 
 def make_input(case: dict[str, Any], rank: int, device: str) -> Any:
+    """This rank's (contiguous) input values; "big" int64 values sum to about 2**62."""
     import torch
 
     gen = torch.Generator().manual_seed(1000 * case["seed"] + rank)
@@ -126,7 +150,29 @@ def make_input(case: dict[str, Any], rank: int, device: str) -> Any:
         x = torch.randn(shape, generator=gen, dtype=dtype)
     else:
         x = torch.randint(-1000, 1000, shape, generator=gen, dtype=dtype)
+        if case.get("big"):
+            x += 2**62 // len(case.get("members") or range(case["world"]))
     return x.to(device)
+
+
+def lay_out(x: Any, layout: str | None) -> tuple[Any, Any]:
+    """(the tensor handed to the solution, its base storage) for a layout of x's values.
+
+    "transposed": a .t() view of a contiguous tensor; "strided": every other element of a
+    buffer whose gaps hold a sentinel that must survive.
+    """
+    import torch
+
+    if layout == "transposed":
+        base = x.t().contiguous()
+        return base.t(), base
+    if layout == "strided":
+        base = torch.full((x.numel(), 2), -7, dtype=x.dtype, device=x.device)
+        view = base[:, 0]
+        view.copy_(x)
+        return view, base
+    tensor = x.clone()
+    return tensor, tensor
 
 
 def _user_frame(exc: BaseException, solution: str) -> str:
@@ -139,6 +185,8 @@ def _compare(got: Any, expected: Any, count_key: str, first_key: str) -> dict[st
 
     if got.is_floating_point():
         tol = {"rtol": 1e-5, "atol": 1e-5} if got.dtype == torch.float32 else {}
+        if got.dtype == torch.float64:
+            tol = {"rtol": 1e-12, "atol": 1e-12}
         wrong = ~torch.isclose(got, expected, **tol)
     else:
         wrong = got != expected
@@ -149,7 +197,10 @@ def _compare(got: Any, expected: Any, count_key: str, first_key: str) -> dict[st
     return result
 
 
-def run_case(fn: Any, case: dict[str, Any], rank: int, device: str, solution: str) -> dict:
+def run_case(
+    fn: Any, case: dict[str, Any], rank: int, device: str, solution: str, group: Any = None
+) -> dict:
+    """Run one case on this rank (group: the sub-group, for a case with "members")."""
     import torch
     import torch.distributed as dist
 
@@ -157,15 +208,16 @@ def run_case(fn: Any, case: dict[str, Any], rank: int, device: str, solution: st
     expected = x.clone()
     with grader_collectives():
         t0 = time.perf_counter()
-        dist.all_reduce(expected)
+        dist.all_reduce(expected, group=group)
         baseline = time.perf_counter() - t0
-        dist.barrier()
+        dist.barrier(group=group)
     COUNTERS.sends = COUNTERS.bytes = 0
-    tensor = x.clone()
+    tensor, base = lay_out(x, case.get("layout"))
+    untouched = base.clone()
     rec: dict[str, Any] = {"ok": False, "error": None, "kind": None}
     t0 = time.perf_counter()
     try:
-        out = fn(tensor)
+        out = fn(tensor) if group is None else fn(tensor, group=group)
         if device != "cpu":
             torch.cuda.synchronize()
     except CollectiveUsed as exc:
@@ -185,6 +237,9 @@ def run_case(fn: Any, case: dict[str, Any], rank: int, device: str, solution: st
     rec.update(ok=True, seconds=time.perf_counter() - t0, baseline=baseline)
     rec.update(sends=COUNTERS.sends, bytes=COUNTERS.bytes)
     rec.update(_compare(tensor, expected, "mismatches", "first_bad"))
+    rec["unchanged"] = bool(x.numel()) and torch.equal(tensor, x)
+    if case.get("layout") == "strided":
+        rec["gaps_changed"] = int((base[:, 1] != untouched[:, 1]).sum())
     if out is None:
         rec["returned"] = "none"
     elif out is tensor:
@@ -207,8 +262,16 @@ def rank_main(
     cases: list[dict[str, Any]],
     op_timeout: float,
     queue: Any,
+    stderr_path: str | None = None,
 ) -> None:
-    """Entry point of one rank (started by the parent with forkserver or spawn)."""
+    """Entry point of one rank (started by the parent with forkserver or spawn).
+
+    The rank's stderr goes to stderr_path, so the parent can quote a native crash.
+    """
+    if stderr_path:
+        fd = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(fd, 2)
+        os.close(fd)
     try:
         _rank_main(rank, world, port, backend, solution, cases, op_timeout, queue)
     except BaseException as exc:
@@ -244,6 +307,9 @@ def _rank_main(
     dist.init_process_group(
         backend, store=store, rank=rank, world_size=world, timeout=timedelta(seconds=op_timeout)
     )
+    sub = None
+    if world > max(SUB_GROUP) and any(case.get("members") for case in cases):
+        sub = dist.new_group(SUB_GROUP, timeout=timedelta(seconds=SUB_TIMEOUT_S))
     install_patches()
     try:
         module = load_solution(solution)
@@ -255,21 +321,38 @@ def _rank_main(
         queue.put(("fatal", rank, f"{Path(solution).name} defines no ring_allreduce_ function"))
         return
     for index, case in enumerate(cases):
-        rec = run_case(fn, case, rank, device, solution)
+        if case.get("members") and rank not in case["members"]:
+            queue.put(("case", rank, index, {"ok": True, "absent": True}))
+            continue
+        group = sub if case.get("members") else None
+        rec = run_case(fn, case, rank, device, solution, group)
         queue.put(("case", rank, index, rec))
-        if not _all_ok(rec["ok"], device):
+        if not _all_ok(rec["ok"], device, group):
             break  # someone failed: the group may be wedged, stop here
+    _wait_for_members(store, rank, cases)
     queue.put(("done", rank))
 
 
-def _all_ok(ok: bool, device: str) -> bool:
+def _wait_for_members(store: Any, rank: int, cases: list[dict[str, Any]]) -> None:
+    """Keep a rank outside the sub-group alive (and its connections open) until the
+    sub-group's ranks are done: a solution that ignores `group` then times out clearly."""
+    if not any(case.get("members") for case in cases):
+        return
+    if rank in SUB_GROUP:
+        store.set(f"sub_done_{rank}", "1")
+        return
+    with contextlib.suppress(Exception):
+        store.wait([f"sub_done_{r}" for r in SUB_GROUP], timedelta(seconds=SUB_TIMEOUT_S + 15))
+
+
+def _all_ok(ok: bool, device: str, group: Any = None) -> bool:
     import torch
     import torch.distributed as dist
 
     flag = torch.tensor([0 if ok else 1], device=device)
     try:
         with grader_collectives():
-            dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+            dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=group)
     except Exception:
         return False
     return int(flag.item()) == 0
