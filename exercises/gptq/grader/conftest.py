@@ -25,4 +25,6 @@ def gptq(solution: ModuleType) -> Callable[..., tuple[torch.Tensor, float]]:
 @pytest.fixture(scope="session")
 def dev(device: str) -> torch.device:
     torch.manual_seed(0)
+    if device == "cpu":  # small matrices: one thread beats contention between several
+        torch.set_num_threads(1)
     return torch.device(device)
