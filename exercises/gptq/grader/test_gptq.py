@@ -2,13 +2,12 @@
 returning ``(Q, loss)``.
 
 Checks, cheapest first: the interface; a clear error for a singular H; a float64 W computed
-in float64; a diagonal H gives
-round-to-nearest (RTN) exactly; every entry on its group's grid; on correlated calibration
-inputs the output error is <= 0.5x RTN and act-order is <= plain; the float64 loss identity
-sum(err^2)/2 = 0.5 tr((W-Q)(H+lambda I)(W-Q)^T); the result does not depend on block_size;
-agreement with the grader's own implementation on >= 99.9% of entries; the counted work of
-the lazy batch and no per-column host syncs; edge cases. Runs on
-the GPU when the device is cuda.
+in float64; a diagonal H gives round-to-nearest (RTN) exactly; every entry on its group's
+grid; on correlated calibration inputs the output error is <= 0.5x RTN and act-order is <=
+plain; the float64 loss identity sum(err^2)/2 = 0.5 tr((W-Q)(H+lambda I)(W-Q)^T); the result
+does not depend on block_size; agreement with the grader's own implementation on >= 99.9% of
+entries; the counted work of the lazy batch and no per-column host syncs; edge cases. Runs
+on the GPU when the device is cuda.
 """
 
 from __future__ import annotations
