@@ -8,8 +8,8 @@ def ring_allreduce_(tensor: torch.Tensor, group=None) -> torch.Tensor:
     if world == 1 or tensor.numel() == 0:
         return tensor
     right, left = (rank + 1) % world, (rank - 1) % world
-    parts = {rank: tensor.clone()}
-    current = tensor.clone()
+    parts = {rank: tensor.contiguous().clone()}
+    current = tensor.contiguous().clone()
     for step in range(world - 1):
         incoming = torch.empty_like(current)
         ops = [dist.P2POp(dist.isend, current, right), dist.P2POp(dist.irecv, incoming, left)]
