@@ -13,7 +13,7 @@ def ring_allreduce_(tensor: torch.Tensor, group=None) -> torch.Tensor:
     world, rank = dist.get_world_size(group), dist.get_rank(group)
     if world == 1 or tensor.numel() == 0:
         return tensor
-    flat = tensor.view(-1)
+    flat = tensor.view(-1) if tensor.is_contiguous() else tensor.contiguous().view(-1)
     size = flat.numel() // world
     if size == 0:
         return tensor
@@ -28,4 +28,6 @@ def ring_allreduce_(tensor: torch.Tensor, group=None) -> torch.Tensor:
         s = (rank + 1 - step) % world
         r = (rank - step) % world
         _exchange(flat[s * size : (s + 1) * size], flat[r * size : (r + 1) * size], right, left)
+    if not tensor.is_contiguous():
+        tensor.copy_(flat.view(tensor.shape))
     return tensor
