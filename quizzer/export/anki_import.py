@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from quizzer.errors import QuizzerError
-from quizzer.export.anki_schedule import _import, require_anki
+from quizzer.export.anki_schedule import import_package, require_anki
 
 if TYPE_CHECKING:
     from quizzer.bank.model import Bank
@@ -91,7 +91,7 @@ def _open(path: Path, scratch: Path) -> Any:
             return Collection(str(target))
         col = Collection(str(target))
         try:
-            _import(col, path, with_scheduling=True)
+            import_package(col, path, with_scheduling=True)
         except BaseException:
             col.close()
             raise

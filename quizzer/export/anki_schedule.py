@@ -137,7 +137,7 @@ def export_with_schedule(
         export_apkg(bank, questions, plain)
         col = Collection(str(Path(scratch) / "collection.anki2"))
         try:
-            _import(col, plain, with_scheduling=False)
+            import_package(col, plain, with_scheduling=False)
             _enable_fsrs(col, retention)
             by_guid = _card_ids(col)
             wanted = {note_guid(q.first_id): q.id for q in questions}
@@ -156,7 +156,8 @@ def export_with_schedule(
     return scheduled
 
 
-def _import(col: Any, path: Path, *, with_scheduling: bool) -> None:
+def import_package(col: Any, path: Path, *, with_scheduling: bool) -> None:
+    """Import an .apkg into the open collection `col`."""
     from anki.import_export_pb2 import ImportAnkiPackageOptions, ImportAnkiPackageRequest
 
     col.import_anki_package(
