@@ -130,6 +130,16 @@ async def settle(pilot) -> None:
     await pilot.pause()
 
 
+async def shown(pilot, text: str) -> tuple[int, int]:
+    """`find`, once a table has sized its columns to the rows it was given (a slow machine
+    can paint the header-sized layout first)."""
+    for _ in range(100):
+        if text in screen_text(pilot.app):
+            break
+        await pilot.pause(0.05)
+    return find(pilot.app, text)
+
+
 async def test_study_shows_question_meta_and_answer_literally(reference, make_service):
     app = QuizzerApp(make_service(bank_of(reference, "attack")), start_study=True)
     async with app.run_test(size=(110, 32)) as pilot:
@@ -182,5 +192,5 @@ async def test_home_shows_topic_and_company_names_literally(reference, make_serv
     async with app.run_test(size=(120, 32)) as pilot:
         await settle(pilot)
         assert isinstance(app.screen, HomeScreen)
-        find(app, TOPIC)
-        find(app, COMPANY)
+        await shown(pilot, TOPIC)
+        await shown(pilot, COMPANY)

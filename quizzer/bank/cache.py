@@ -23,6 +23,8 @@ def _fingerprint(extra: Sequence[Path]) -> str:
     root = bank_dir()
     files = [root / name for name in REFERENCE_FILES]
     files.append(shipped_exercises_root() / "catalog.yaml")
+    here = Path(__file__).parent
+    files += [here / "model.py", here / "loader.py"]  # a changed shape rebuilds it too
     files += question_files([root / "questions", *extra])
     digest = hashlib.sha256(__version__.encode())
     for path in files:

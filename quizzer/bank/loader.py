@@ -36,7 +36,7 @@ def _load_reference(root: Path, problems: list[Problem]) -> Bank:
         for r, _, _ in _load_list(root / "companies.yaml", schema.CompanyRecord, problems)
     }
     topics = {
-        r.id: Topic(r.id, r.name, r.interviews)
+        r.id: Topic(r.id, r.name, r.interviews, r.track)
         for r, _, _ in _load_list(root / "topics.yaml", schema.TopicRecord, problems)
     }
     themes: dict[str, Theme] = {}
@@ -46,7 +46,10 @@ def _load_reference(root: Path, problems: list[Problem]) -> Bank:
         for company in r.asked_by:
             if company not in companies:
                 problems.append(Problem(label, line, f"unknown company '{company}'", r.id))
-        themes[r.id] = Theme(r.id, r.topic, r.theme, r.coding, r.interviews, dict(r.asked_by))
+        track = r.track or (topics[r.topic].track if r.topic in topics else "core")
+        themes[r.id] = Theme(
+            r.id, r.topic, r.theme, r.coding, r.interviews, dict(r.asked_by), track, r.first, line
+        )
     interviews: dict[str, Interview] = {}
     for r, label, line in _load_list(root / "interviews.yaml", schema.InterviewRecord, problems):
         if r.company not in companies:
@@ -141,6 +144,22 @@ def _to_question(
     )
 
 
+def _check_firsts(bank: Bank, path: Path, full: bool, problems: list[Problem]) -> None:
+    """A theme's `first` question must answer that theme, and (in the full built-in bank,
+    where every question is present) exist."""
+    for theme in bank.themes.values():
+        if theme.first is None:
+            continue
+        question = bank.get(theme.first)
+        if question is None and full:
+            known = suggest(theme.first, bank.questions)
+            msg = f"first question '{theme.first}' is not in the bank{known}"
+            problems.append(Problem(_label(path), theme.line, msg, theme.id))
+        elif question is not None and theme.id not in question.themes:
+            msg = f"first question '{theme.first}' does not list this theme"
+            problems.append(Problem(_label(path), theme.line, msg, theme.id))
+
+
 def check_bank(
     question_paths: Sequence[Path] | None = None, extra: Sequence[Path] = ()
 ) -> tuple[Bank, list[Problem]]:
@@ -151,6 +170,7 @@ def check_bank(
     bank.exercises = _load_catalog(problems)
     paths = list(question_paths) if question_paths else [root / "questions", *extra]
     _add_questions(question_files(paths), bank, problems)
+    _check_firsts(bank, root / "themes.yaml", not question_paths, problems)
     problems.sort(key=lambda p: (p.path, p.line))
     return bank, problems
 

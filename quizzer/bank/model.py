@@ -23,6 +23,7 @@ class Topic:
     id: str
     name: str
     interviews: int
+    track: str = "core"  # core | adjacent (behavioural and neighbouring fields)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +34,9 @@ class Theme:
     coding: bool
     interviews: int
     asked_by: dict[str, int]
+    track: str = "core"
+    first: str | None = None  # the question a learner should meet first on this theme
+    line: int = 0  # where it is defined in themes.yaml
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 SLUG = r"^[a-z0-9][a-z0-9-]*[a-z0-9]$"
 Difficulty = Literal["easy", "medium", "hard"]
+Track = Literal["core", "adjacent"]
 
 
 class _Strict(BaseModel):
@@ -25,6 +26,7 @@ class TopicRecord(_Strict):
     id: str = Field(pattern=r"^[a-z0-9-]+$")
     name: str
     interviews: int = Field(ge=0)
+    track: Track = "core"
 
 
 class ThemeRecord(_Strict):
@@ -34,6 +36,8 @@ class ThemeRecord(_Strict):
     coding: bool = False
     interviews: int = Field(ge=0)
     asked_by: dict[str, int] = Field(default_factory=dict)
+    track: Track | None = None  # None: the topic's track
+    first: str | None = Field(default=None, pattern=SLUG)  # the question to learn first
 
 
 class InterviewRecord(_Strict):
