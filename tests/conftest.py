@@ -18,8 +18,8 @@ from quizzer.bank.loader import check_bank
 from quizzer.bank.model import Bank
 from quizzer.db.engine import open_database
 from quizzer.review.clock import DayBoundary, FixedClock
-from quizzer.review.model import Limits
 from quizzer.review.service import ReviewService
+from quizzer.review.settings import StudySettings
 
 FIXTURES = Path(__file__).parent / "fixtures"
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)  # a Monday morning, after the 4 am rollover
@@ -118,13 +118,13 @@ def any_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.fixture
 def make_service(small_bank: Bank, clock: FixedClock, db_url: str):
-    def make(bank: Bank | None = None, limits: Limits | None = None) -> ReviewService:
+    def make(bank: Bank | None = None, settings: StudySettings | None = None) -> ReviewService:
         return ReviewService(
             open_database(db_url),
             bank or small_bank,
             clock=clock,
-            limits=limits,
-            scheduler=Scheduler(enable_fuzzing=False),
+            settings=settings or StudySettings(),
+            fuzz=False,
             day=DayBoundary(tz=UTC, hour=4),
         )
 

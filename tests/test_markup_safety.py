@@ -147,7 +147,7 @@ async def test_study_shows_question_meta_and_answer_literally(reference, make_se
         assert isinstance(app.screen, StudyScreen)
         assert str(app.screen.query_one("#question", Static).visual) == QUESTION
         find(app, QUESTION)
-        find(app, f"{TOPIC}  ·  easy  ·  asked in 1 interviews: {COMPANY}")
+        find(app, f"{TOPIC}  ·  easy  ·  its themes came up in 1 write-up: {COMPANY}")
         await pilot.click(offset=find(app, "[@click=app.quit]click me[/]"))
         await pilot.pause()
         assert app.is_running and isinstance(app.screen, StudyScreen)

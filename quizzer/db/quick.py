@@ -69,11 +69,27 @@ class QuickReader:
             counts = dict(cursor.execute(sql, {"start": to_sqlite_text(start)}).fetchall())
         return counts.get(0, 0), counts.get(1, 0)
 
-    def due_ids(self, now: datetime, ids: Collection[str] | None, limit: int | None) -> list[str]:
+    def review_counts_since(self, start: datetime) -> dict[int | None, int]:
+        sql = (
+            "SELECT state_before, count(*) FROM reviews WHERE reviewed_at >= :start "
+            "GROUP BY state_before"
+        )
+        with self._cursor() as cursor:
+            return dict(cursor.execute(sql, {"start": to_sqlite_text(start)}).fetchall())
+
+    def due_ids(
+        self,
+        now: datetime,
+        ids: Collection[str] | None,
+        limit: int | None,
+        states: Collection[int] | None = None,
+    ) -> list[str]:
         params: dict[str, object] = {"now": to_sqlite_text(now)}
         where = f"due <= :now AND last_review IS NOT NULL AND {_AVAILABLE}"
         if ids is not None:
             where += f" AND question_id IN ({_placeholders(ids, params)})"
+        if states is not None:
+            where += f" AND state IN ({', '.join(str(int(s)) for s in states) or 'NULL'})"
         sql = (
             f"SELECT question_id FROM cards WHERE {where} ORDER BY "
             "(julianday(:now) - julianday(last_review)) / coalesce(stability, 1e-06) DESC, "
@@ -83,6 +99,24 @@ class QuickReader:
             sql += f" LIMIT {int(limit)}"
         with self._cursor() as cursor:
             return [qid for (qid,) in cursor.execute(sql, params)]
+
+    def learning_cards(self, ids: Collection[str] | None) -> list[tuple[str, datetime]]:
+        params: dict[str, object] = {}
+        where = (
+            "state IN (1, 3) AND last_review IS NOT NULL AND suspended = 0 AND buried_until IS NULL"
+        )
+        if ids is not None:
+            where += f" AND question_id IN ({_placeholders(ids, params)})"
+        sql = f"SELECT question_id, due FROM cards WHERE {where} ORDER BY due, question_id"
+        with self._cursor() as cursor:
+            rows = cursor.execute(sql, params).fetchall()
+        return [(qid, from_stored(due)) for qid, due in rows]  # type: ignore[misc]
+
+    def settings(self, prefix: str) -> dict[str, str]:
+        sql = "SELECT key, value FROM settings WHERE substr(key, 1, :n) = :prefix"
+        with self._cursor() as cursor:
+            rows = cursor.execute(sql, {"n": len(prefix), "prefix": prefix}).fetchall()
+        return dict(rows)
 
     def not_new_ids(self, now: datetime) -> set[str]:
         sql = (

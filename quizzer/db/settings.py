@@ -11,6 +11,8 @@ from quizzer.db.models import SettingRow
 
 
 class SettingsStore:
+    """Get and set JSON values by key, one short transaction each."""
+
     def __init__(self, sessions: sessionmaker[Session]) -> None:
         self.sessions = sessions
 
@@ -20,9 +22,14 @@ class SettingsStore:
             return json.loads(row.value) if row else default
 
     def set(self, key: str, value: Any) -> None:
+        """Store `value` (anything JSON can hold) under `key`."""
+        self.set_text(key, json.dumps(value))
+
+    def set_text(self, key: str, text: str) -> None:
+        """Store JSON text as it is under `key`."""
         with self.sessions.begin() as session:
             row = session.get(SettingRow, key)
             if row is None:
-                session.add(SettingRow(key=key, value=json.dumps(value)))
+                session.add(SettingRow(key=key, value=text))
             else:
-                row.value = json.dumps(value)
+                row.value = text

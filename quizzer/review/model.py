@@ -61,14 +61,6 @@ class HistoryEntry:
 
 
 @dataclass(frozen=True, slots=True)
-class Limits:
-    new_per_day: int = 20
-    reviews_per_day: int = 200
-    desired_retention: float = 0.9
-    leech_lapses: int = 8
-
-
-@dataclass(frozen=True, slots=True)
 class DayCounts:
     reviews_done: int
     new_done: int

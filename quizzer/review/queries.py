@@ -14,7 +14,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.expression import ColumnElement, FunctionElement
 
-from quizzer.db.models import CardRow, ReviewRow
+from quizzer.db.models import CardRow, ReviewRow, SettingRow
 from quizzer.db.types import UTCDateTime
 
 
@@ -42,14 +42,20 @@ def _elapsed_default(element: elapsed_days, compiler: Any, **kw: Any) -> str:
     )
 
 
-def _available(now: datetime) -> list[ColumnElement[bool]]:
+def available(now: datetime) -> list[ColumnElement[bool]]:
+    """Conditions for a card that may be shown at `now`: not suspended, not buried."""
     return [
         CardRow.suspended.is_(False),
         or_(CardRow.buried_until.is_(None), CardRow.buried_until <= now),
     ]
 
 
-def due_query(now: datetime, ids: Collection[str] | None, limit: int | None) -> Select:
+def due_query(
+    now: datetime,
+    ids: Collection[str] | None,
+    limit: int | None,
+    states: Collection[int] | None = None,
+) -> Select:
     """Started cards due by `now`, lowest retrievability first.
 
     Retrievability falls monotonically with elapsed time over stability for every card
@@ -58,11 +64,13 @@ def due_query(now: datetime, ids: Collection[str] | None, limit: int | None) -> 
     ratio = elapsed_days(CardRow.last_review, literal(now, UTCDateTime()))
     query = (
         select(CardRow.question_id)
-        .where(CardRow.due <= now, CardRow.last_review.is_not(None), *_available(now))
+        .where(CardRow.due <= now, CardRow.last_review.is_not(None), *available(now))
         .order_by((ratio / func.coalesce(CardRow.stability, 1e-6)).desc(), CardRow.question_id)
     )
     if ids is not None:
         query = query.where(CardRow.question_id.in_(ids))
+    if states is not None:
+        query = query.where(CardRow.state.in_(list(states)))
     if limit is not None:
         query = query.limit(limit)
     return query
@@ -83,14 +91,47 @@ class OrmReads:
         counts = {bool(is_new): int(n) for is_new, n in rows}
         return counts.get(False, 0), counts.get(True, 0)
 
-    def due_ids(self, now: datetime, ids: Collection[str] | None, limit: int | None) -> list[str]:
-        return list(self.session.scalars(due_query(now, ids, limit)))
+    def review_counts_since(self, start: datetime) -> dict[int | None, int]:
+        rows = self.session.execute(
+            select(ReviewRow.state_before, func.count())
+            .where(ReviewRow.reviewed_at >= start)
+            .group_by(ReviewRow.state_before)
+        ).all()
+        return {state: int(n) for state, n in rows}
+
+    def due_ids(
+        self,
+        now: datetime,
+        ids: Collection[str] | None,
+        limit: int | None,
+        states: Collection[int] | None = None,
+    ) -> list[str]:
+        return list(self.session.scalars(due_query(now, ids, limit, states)))
+
+    def learning_cards(self, ids: Collection[str] | None) -> list[tuple[str, datetime]]:
+        query = (
+            select(CardRow.question_id, CardRow.due)
+            .where(
+                CardRow.state.in_([1, 3]),
+                CardRow.last_review.is_not(None),
+                CardRow.suspended.is_(False),
+                CardRow.buried_until.is_(None),
+            )
+            .order_by(CardRow.due, CardRow.question_id)
+        )
+        if ids is not None:
+            query = query.where(CardRow.question_id.in_(ids))
+        return [(qid, due) for qid, due in self.session.execute(query)]
+
+    def settings(self, prefix: str) -> dict[str, str]:
+        query = select(SettingRow.key, SettingRow.value).where(SettingRow.key.startswith(prefix))
+        return {key: value for key, value in self.session.execute(query)}
 
     def count_due(self, now: datetime, ids: Collection[str] | None) -> int:
         query = (
             select(func.count())
             .select_from(CardRow)
-            .where(CardRow.due <= now, CardRow.last_review.is_not(None), *_available(now))
+            .where(CardRow.due <= now, CardRow.last_review.is_not(None), *available(now))
         )
         if ids is not None:
             query = query.where(CardRow.question_id.in_(ids))

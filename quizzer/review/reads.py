@@ -42,8 +42,26 @@ class CardReads(Protocol):
         """(reviews of started cards, new cards introduced) since `start`."""
         ...
 
-    def due_ids(self, now: datetime, ids: Collection[str] | None, limit: int | None) -> list[str]:
-        """Started cards due by `now`, lowest retrievability first."""
+    def review_counts_since(self, start: datetime) -> dict[int | None, int]:
+        """Reviews since `start` by the card's state before them (None: it was new)."""
+        ...
+
+    def due_ids(
+        self,
+        now: datetime,
+        ids: Collection[str] | None,
+        limit: int | None,
+        states: Collection[int] | None = None,
+    ) -> list[str]:
+        """Started cards due by `now` (in `states`, when given), lowest retrievability first."""
+        ...
+
+    def learning_cards(self, ids: Collection[str] | None) -> list[tuple[str, datetime]]:
+        """Available cards in learning or relearning, with their due times, earliest first."""
+        ...
+
+    def settings(self, prefix: str) -> dict[str, str]:
+        """Stored settings whose key starts with `prefix` (key -> JSON text)."""
         ...
 
     def not_new_ids(self, now: datetime) -> set[str]:

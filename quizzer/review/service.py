@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, TypeVar
 
 from quizzer.bank.model import Bank, Filters, Question
+from quizzer.bank.order import Preferences, new_card_order
 from quizzer.errors import CorruptCardError, UnknownIdError
 from quizzer.review.clock import Clock, DayBoundary, system_clock
 from quizzer.review.fuzz import seed_for, seeded
@@ -25,10 +26,10 @@ from quizzer.review.model import (
     CardInfo,
     DayCounts,
     HistoryEntry,
-    Limits,
     Rating,
     RatingOutcome,
 )
+from quizzer.review.settings import PREFIX, StudySettings, from_rows, name_of, to_stored
 from quizzer.review.undo import ActionKind, UndoRecord, UndoResult, lock_card, snapshot_of
 
 if TYPE_CHECKING:
@@ -40,36 +41,132 @@ if TYPE_CHECKING:
     from quizzer.review.reads import CardReads
 
 T = TypeVar("T")
+EXTRA_NEW_KEY = "study-today.extra-new"  # {"day": start of the study day, "count": n}
+
+
+@dataclass(frozen=True, slots=True)
+class QueueParts:
+    """The cards a sitting draws from (see `ReviewService.queue_parts`)."""
+
+    learning: list[tuple[str, datetime]]  # learning and relearning cards, earliest due first
+    reviews: list[str]  # review cards due now, lowest retrievability first
+    new: list[str]  # new cards in their learning order, within the limit
+    new_held_back: int  # new cards the limit kept out of today
+    new_room: int  # how many new cards today's limit leaves
+
+    def learning_due(self, until: datetime) -> list[str]:
+        """Learning cards due by `until`."""
+        return [qid for qid, due in self.learning if due <= until]
+
+
+def _extra_today(rows: dict[str, str], day_start: datetime) -> int:
+    import json
+
+    try:
+        stored = json.loads(rows.get(EXTRA_NEW_KEY, "null"))
+    except ValueError:
+        return 0
+    if isinstance(stored, dict) and stored.get("day") == day_start.isoformat():
+        count = stored.get("count", 0)
+        return count if isinstance(count, int) and count > 0 else 0
+    return 0
+
 
 # SQLAlchemy, fsrs and the ORM models are imported where they are first used, so that
 # importing this module (the study screen does) costs nothing before a query runs.
 
 
 class ReviewService:
+    """Reads and changes the schedule; built once per command (or app) by the factory."""
+
     def __init__(
         self,
         sessions: sessionmaker[Session] | LazySessions,
         bank: Bank,
         *,
         clock: Clock = system_clock,
-        limits: Limits | None = None,
+        settings: StudySettings | None = None,
         scheduler: Scheduler | None = None,
         day: DayBoundary | None = None,
         quick: CardReads | None = None,
+        fuzz: bool = True,
     ) -> None:
         self.sessions = sessions
         self.bank = bank
         self.clock = clock
-        self.limits = limits or Limits()
-        if scheduler is None:
-            from fsrs import Scheduler
-
-            scheduler = Scheduler(desired_retention=self.limits.desired_retention)
-        self.scheduler = scheduler
-        self.day = day or DayBoundary()
         self.quick = quick
+        self.fuzz = fuzz
+        self._settings = settings  # None: read from the database when first needed
+        self._fixed_scheduler = scheduler
+        self._scheduler: Scheduler | None = None
+        self._fixed_day = day
         self._undo: list[UndoRecord] = []  # this caller's actions, newest last
         self.damaged: dict[str, str] = {}  # question id -> why its stored row is unusable
+
+    # -- settings ------------------------------------------------------------------------
+
+    @property
+    def settings(self) -> StudySettings:
+        """The study settings stored in the database (defaults for any not set)."""
+        if self._settings is None:
+            with self._reads() as reads:
+                self._settings = from_rows(reads.settings(PREFIX))
+        return self._settings
+
+    @property
+    def scheduler(self) -> Scheduler:
+        """The FSRS scheduler the settings describe."""
+        if self._fixed_scheduler is not None:
+            return self._fixed_scheduler
+        if self._scheduler is None:
+            from fsrs import Scheduler
+
+            s = self.settings
+            self._scheduler = Scheduler(
+                desired_retention=s.desired_retention,
+                learning_steps=s.learning_steps,
+                relearning_steps=s.relearning_steps,
+                enable_fuzzing=self.fuzz,
+            )
+        return self._scheduler
+
+    @property
+    def day(self) -> DayBoundary:
+        """When a study day starts (the `day-starts-at` setting, local time)."""
+        return self._fixed_day or DayBoundary(hour=self.settings.day_starts_at)
+
+    def save_settings(self, **changes: object) -> StudySettings:
+        """Store changed settings (StudySettings field names); the scheduler follows them."""
+        from quizzer.db.settings import SettingsStore
+
+        store = SettingsStore(self.sessions)  # type: ignore[arg-type]
+        updated = replace(self.settings, **changes)  # type: ignore[arg-type]
+        for field, value in changes.items():
+            store.set_text(PREFIX + name_of(field), to_stored(value))
+        self._settings = updated
+        self._scheduler = None
+        return updated
+
+    def preferences(self, filters: Filters = Filters()) -> Preferences:  # noqa: B008
+        """What the new-card order aims at: `--company` if given, else the settings."""
+        s = self.settings
+        return Preferences(filters.companies or s.companies, s.level, s.focus)
+
+    def extra_new_today(self) -> int:
+        """New cards added to today's limit (custom study); 0 again on a new day."""
+        with self._reads() as reads:
+            rows = reads.settings(EXTRA_NEW_KEY)
+        return _extra_today(rows, self.day.start_of_day(self.clock()))
+
+    def add_new_today(self, count: int) -> int:
+        """Raise today's new-card limit by `count`; returns today's extra in all."""
+        from quizzer.db.settings import SettingsStore
+
+        total = self.extra_new_today() + count
+        today = self.day.start_of_day(self.clock()).isoformat()
+        store = SettingsStore(self.sessions)  # type: ignore[arg-type]
+        store.set(EXTRA_NEW_KEY, {"day": today, "count": total})
+        return total
 
     def open(self) -> None:
         """Open the database (SQLAlchemy, migrations) now; reads use it from then on."""
@@ -102,32 +199,59 @@ class ReviewService:
         return [q.id for q in self.bank.select(filters)]
 
     def queue(self, filters: Filters = Filters(), *, cram: bool = False) -> list[str]:  # noqa: B008
-        """Question ids to study now: due reviews (lowest retrievability first), then new.
+        """Question ids to study now: learning cards due, due reviews (lowest
+        retrievability first), then new cards in their learning order, within today's
+        limits. Cram offers every selected card, schedule aside."""
+        parts = self.queue_parts(filters, cram=cram)
+        return parts.learning_due(self.clock()) + parts.reviews + parts.new
 
-        Daily limits apply unless cramming; cram offers every selected card, schedule aside.
+    def queue_parts(
+        self,
+        filters: Filters = Filters(),  # noqa: B008
+        *,
+        cram: bool = False,
+        new_limit: int | None = None,
+    ) -> QueueParts:
+        """What a sitting draws from, as Anki splits it: learning cards (each with its due
+        time, also those due later today), reviews due now and new cards.
+
+        Reviews are capped by what is left of `reviews-per-day`. New cards are capped by
+        what is left of `new-per-day` plus today's extra, except that an explicit
+        `new_limit` (``--new N``) or an `--interview` replay sets the number itself.
         """
         now = self.clock()
         ids = self._ids(filters)
         selected = ids if ids is not None else list(self.bank.questions)
+        settings = self.settings
         with self._reads() as reads:
             if cram:
                 started = reads.due_ids(now + timedelta(days=36500), ids, None)
                 fresh = [i for i in selected if i not in set(started)]
-                return self._known(started) + self._rank_new(fresh, filters)
-            done_reviews, done_new = reads.counts_since(self.day.start_of_day(now))
-            review_room = max(0, self.limits.reviews_per_day - done_reviews)
-            due = reads.due_ids(now, ids, review_room)
+                new = self._rank_new(fresh, filters)
+                return QueueParts([], self._known(started), new, 0, len(new))
+            done = reads.review_counts_since(self.day.start_of_day(now))
+            review_room = max(0, settings.reviews_per_day - done.get(2, 0))
+            reviews = reads.due_ids(now, ids, review_room, states=(2,))
+            learning = reads.learning_cards(ids)
             blocked = reads.not_new_ids(now)
-        new_room = max(0, self.limits.new_per_day - done_new)
-        fresh = [i for i in selected if i not in blocked]
-        return self._known(due) + self._rank_new(fresh, filters)[:new_room]
+            extra = _extra_today(reads.settings(EXTRA_NEW_KEY), self.day.start_of_day(now))
+        fresh = self._rank_new([i for i in selected if i not in blocked], filters)
+        if new_limit is not None:
+            room = new_limit
+        elif filters.interview:
+            room = len(fresh)
+        else:
+            room = max(0, settings.new_per_day + extra - done.get(None, 0))
+        known = set(self.bank.questions)
+        learning = [(qid, due) for qid, due in learning if qid in known]
+        return QueueParts(learning, self._known(reviews), fresh[:room], len(fresh[room:]), room)
 
     def _known(self, ids: Sequence[str]) -> list[str]:
         return [i for i in ids if i in self.bank.questions]  # removed questions stay hidden
 
     def _rank_new(self, ids: Sequence[str], filters: Filters) -> list[str]:
-        ranked = self.bank.rank_new([self.bank.questions[i] for i in ids], filters.companies)
-        return [q.id for q in ranked]
+        questions = [self.bank.questions[i] for i in ids]
+        return [q.id for q in new_card_order(self.bank, questions, self.preferences(filters))]
 
     def card(self, question_id: str) -> CardInfo:
         from quizzer.db import converters
@@ -187,6 +311,28 @@ class ReviewService:
         selected = ids if ids is not None else list(self.bank.questions)
         new = sum(1 for i in selected if i not in blocked)
         return DayCounts(done_reviews, done_new, due, new)
+
+    def next_due(self, filters: Filters = Filters()) -> datetime | None:  # noqa: B008
+        """When the next started card of the selection falls due (suspended and buried
+        cards aside); it can be in the past when cards are due now."""
+        from sqlalchemy import func, select
+
+        from quizzer.db.models import CardRow
+        from quizzer.review.queries import available
+
+        ids = self._ids(filters)
+        query = select(func.min(CardRow.due)).where(
+            CardRow.last_review.is_not(None), *available(self.clock())
+        )
+        if ids is not None:
+            query = query.where(CardRow.question_id.in_(ids))
+        with self.sessions() as session:
+            due = session.scalar(query)
+        if isinstance(due, str):  # min() over SQLite text loses the column type
+            from quizzer.db.utc import from_stored
+
+            due = from_stored(due)
+        return due
 
     def history(self, question_id: str) -> list[HistoryEntry]:
         from sqlalchemy import select
@@ -273,7 +419,7 @@ class ReviewService:
         converters.apply_fsrs(row, after)
         row.reps += 1
         row.lapses += int(lapsed)
-        became_leech = lapsed and not row.leech and row.lapses >= self.limits.leech_lapses
+        became_leech = lapsed and not row.leech and row.lapses >= self.settings.leech_threshold
         row.leech = row.leech or became_leech
         review = ReviewRow(
             question_id=qid,

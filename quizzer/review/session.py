@@ -15,7 +15,14 @@ from quizzer.review.model import Rating, RatingOutcome
 from quizzer.review.service import ReviewService
 from quizzer.review.undo import UndoResult
 
-LEARN_AHEAD = timedelta(minutes=20)
+
+@dataclass(frozen=True, slots=True)
+class Remaining:
+    """What is left of a sitting, as Anki counts it: new, learning and review cards."""
+
+    new: int
+    learning: int
+    review: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,67 +33,105 @@ class Summary:
     next_due: datetime | None
     leeches: tuple[str, ...]
     cram: bool
+    new_held_back: int = 0  # new cards today's limit kept out (0: the limit did not stop it)
+    new_per_day: int = 0
 
     @property
     def again_rate(self) -> float:
         return self.again / self.reviewed if self.reviewed else 0.0
 
+    @property
+    def limit_reached(self) -> bool:
+        """The sitting ended because of the new-card limit, with new cards still waiting."""
+        return self.new_held_back > 0
+
 
 @dataclass
 class StudySession:
+    """One sitting. Learning cards (from this sitting or an earlier one) are shown when
+    due, before anything else; then reviews, then new cards; a learning card is shown
+    early, within the learn-ahead limit, only when nothing else is left."""
+
     service: ReviewService
     filters: Filters = field(default_factory=Filters)
     cram: bool = False
     new_limit: int | None = None
     timer: Callable[[], float] = time.monotonic
-    queue: list[str] = field(default_factory=list)
+    queue: list[str] = field(default_factory=list)  # reviews, then new cards
+    learning: dict[str, datetime] = field(default_factory=dict)  # id -> due
+    kinds: dict[str, str] = field(default_factory=dict)  # id -> new | review (queue cards)
     done: list[tuple[str, RatingOutcome]] = field(default_factory=list)
     leeches: set[str] = field(default_factory=set)
+    new_held_back: int = 0
     started: float = 0.0
     shown_at: float = 0.0
+    _current: str | None = None
 
     def load(self) -> None:
-        queue = self.service.queue(self.filters, cram=self.cram)
-        if self.new_limit is not None:
-            kept_new = 0
-            limited = []
-            for qid in queue:
-                is_new = self.service.card(qid).state == "new"
-                if is_new and kept_new >= self.new_limit:
-                    continue
-                kept_new += is_new
-                limited.append(qid)
-            queue = limited
-        self.queue = queue
+        parts = self.service.queue_parts(self.filters, cram=self.cram, new_limit=self.new_limit)
+        self.queue = parts.reviews + parts.new
+        self.kinds = {qid: "review" for qid in parts.reviews} | {q: "new" for q in parts.new}
+        self.learning = dict(parts.learning)
+        self.new_held_back = parts.new_held_back
+        self._current = None
         self.started = self.timer()
 
     @property
     def current(self) -> str | None:
-        return self.queue[0] if self.queue else None
+        """The card on screen: it stays the same until it is rated, set aside or undone."""
+        if self._current is None:
+            self._current = self._pick()
+        return self._current
+
+    def _pick(self) -> str | None:
+        now = self.service.clock()
+        if self.learning:
+            qid, due = min(self.learning.items(), key=lambda item: (item[1], item[0]))
+            if due <= now:
+                return qid
+        if self.queue:
+            return self.queue[0]
+        if self.learning and due <= now + self.service.settings.learn_ahead:
+            return qid
+        return None
 
     @property
-    def position(self) -> tuple[int, int]:
-        return len(self.done) + 1, len(self.done) + len(self.queue)
+    def remaining(self) -> Remaining:
+        """New, learning and review cards left in this sitting (the card shown included)."""
+        horizon = self.service.clock() + self.service.settings.learn_ahead
+        new = sum(1 for q in self.queue if self.kinds.get(q) == "new")
+        learning = sum(1 for due in self.learning.values() if due <= horizon)
+        return Remaining(new, learning, len(self.queue) - new)
 
     def mark_shown(self) -> None:
         self.shown_at = self.timer()
 
+    def _drop(self, qid: str) -> None:
+        if qid in self.queue:
+            self.queue.remove(qid)
+        self.learning.pop(qid, None)
+        self._current = None
+
     def rate(self, rating: Rating) -> RatingOutcome:
-        qid = self.queue[0]
+        qid = self.current
+        if qid is None:
+            raise ValueError("no card to rate")
         elapsed_ms = int((self.timer() - self.shown_at) * 1000) if self.shown_at else None
         outcome = self.service.rate(qid, rating, duration_ms=elapsed_ms, cram=self.cram)
-        self.queue.pop(0)  # only once the rating is stored: a failed one leaves the card up
+        self._drop(qid)  # only once the rating is stored: a failed one leaves the card up
         self.done.append((qid, outcome))
-        if outcome.became_leech or self.service.card(qid).leech:
+        if outcome.became_leech or (not self.cram and self.service.card(qid).leech):
             self.leeches.add(qid)
-        # Learning steps that fall due within the sitting come back in it, like any reviewer.
-        soon = outcome.due <= self.service.clock() + LEARN_AHEAD
-        if (self.cram and rating == Rating.AGAIN) or (not self.cram and soon):
-            self.queue.append(qid)
+        if self.cram:
+            if rating == Rating.AGAIN:
+                self.queue.append(qid)
+                self.kinds.setdefault(qid, "review")
+        elif outcome.state in ("learning", "relearning") and outcome.interval < timedelta(days=1):
+            self.learning[qid] = outcome.due  # an intraday step: back in this sitting when due
         return outcome
 
     def undo(self) -> UndoResult | None:
-        """Take back the last action of this sitting (rating, suspend or bury) and show
+        """Take back the last action (rating, suspend, bury, or a reset in browse) and show
         that card again. A stale undo (the card changed elsewhere) keeps the sitting as is."""
         result = self.service.undo()
         if result is None or not result.undone:
@@ -97,11 +142,11 @@ class StudySession:
             _, outcome = self.done.pop(rated[-1])
             if outcome.became_leech:
                 self.leeches.discard(qid)
-        if qid in self.queue:
-            # a re-queued learning card: drop its later copy
-            last = len(self.queue) - 1 - self.queue[::-1].index(qid)
-            del self.queue[last]
-        self.queue.insert(0, qid)
+        if result.kind in ("rate", "suspend", "bury"):
+            self._drop(qid)
+            self.queue.insert(0, qid)
+            self.kinds.setdefault(qid, "review")
+            self._current = qid
         return result
 
     def suspend(self) -> str | None:
@@ -116,22 +161,41 @@ class StudySession:
         qid = self.current
         if qid is not None:
             action(qid)  # stored first: a refused write leaves the card up
-            self.queue.pop(0)
+            self._drop(qid)
         return qid
 
     def skip(self) -> None:
         """Drop the current card from this sitting."""
-        if self.queue:
-            self.queue.pop(0)
+        qid = self.current
+        if qid is not None:
+            self._drop(qid)
+
+    def add_new(self, count: int) -> int:
+        """Custom study: `count` more new cards today (this sitting's number when it was
+        set with ``--new``). Returns how many joined the sitting."""
+        if self.new_limit is not None:
+            self.new_limit += count
+        else:
+            self.service.add_new_today(count)
+        parts = self.service.queue_parts(self.filters, new_limit=self.new_limit)
+        seen = set(self.queue) | {q for q, _ in self.done} | set(self.learning)
+        added = [q for q in parts.new if q not in seen][:count]
+        self.queue += added
+        self.kinds.update({q: "new" for q in added})
+        self.new_held_back = max(0, parts.new_held_back)
+        self._current = None
+        return len(added)
 
     def summary(self) -> Summary:
         again = sum(1 for _, o in self.done if o.rating == Rating.AGAIN)
-        dues = [o.due for _, o in self.done if not o.cram]
+        held_back = self.new_held_back if not self.cram and self.new_limit is None else 0
         return Summary(
             reviewed=len(self.done),
             again=again,
             seconds=self.timer() - self.started,
-            next_due=min(dues) if dues else None,
+            next_due=None if self.cram else self.service.next_due(self.filters),
             leeches=tuple(sorted(self.leeches)),
             cram=self.cram,
+            new_held_back=held_back,
+            new_per_day=self.service.settings.new_per_day,
         )

@@ -12,7 +12,8 @@ from textual.widgets import Static
 from quizzer.bank.model import Filters
 from quizzer.cli.main import entry
 from quizzer.db.models import CardRow, ReviewRow
-from quizzer.review.model import format_interval
+from quizzer.review.model import Rating, format_interval
+from quizzer.review.settings import StudySettings
 from quizzer.tui.app import QuizzerApp
 from quizzer.tui.screens.browse import BrowseScreen
 from quizzer.tui.screens.study import StudyScreen
@@ -169,7 +170,7 @@ async def test_empty_queue_shows_summary_not_error(make_app, service):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         assert isinstance(app.screen, SummaryScreen)
-        assert "Cards reviewed   0" in str(app.screen.query_one("#summary").render())
+        assert "Nothing due now" in str(app.screen.query_one("#summary").render())
 
 
 async def test_preloaded_session_paints_its_first_card_at_once(make_app, service, small_bank):
@@ -194,7 +195,7 @@ async def test_preloaded_empty_queue_shows_summary(make_app):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         assert isinstance(app.screen, SummaryScreen)
-        assert "Cards reviewed   0" in str(app.screen.query_one("#summary").render())
+        assert "Nothing due now" in str(app.screen.query_one("#summary").render())
 
 
 def test_study_on_a_corrupt_database_is_one_line(capsys, tmp_path):
@@ -308,3 +309,25 @@ async def test_browse_on_a_locked_database_says_why_and_changes_nothing(
         await pilot.press("ctrl+s")
         await pilot.pause()
     assert card_row(service, "t-kv").suspended
+
+
+async def test_the_limit_screen_says_so_and_offers_ten_more(make_service, small_bank):
+    service = make_service(settings=StudySettings(new_per_day=1))
+    service.rate("t-kv", Rating.EASY)  # today's one new card is used
+    app = QuizzerApp(service, start_study=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, SummaryScreen)
+        text = str(app.screen.query_one("#summary").render())
+        waiting = len(small_bank.questions) - 1
+        assert "daily limit of 1 new card is reached" in text
+        assert f"{waiting} more new cards are waiting" in text
+        await pilot.click("#more-new")
+        await settle(pilot)
+        assert isinstance(app.screen, StudyScreen)
+        assert app.screen.session.remaining.new == waiting  # fewer than ten are left
+        assert "New 5" in str(app.screen.query_one("#progress").render())
+        await pilot.press("space", "4")
+        await settle(pilot)
+    assert service.extra_new_today() == 10
+    assert len([r for r in reviews(service) if r.state_before is None]) == 2

@@ -27,9 +27,21 @@ if TYPE_CHECKING:
 
 
 def asked_line(bank: Bank, q: Question) -> str:
+    """Who asks it; the count is of write-ups that asked one of the card's themes."""
     if not q.asked_by:
         return "not in the interview data"
-    return f"asked in {q.times_asked} interviews: {bank.asked_summary(q, top=4)}"
+    n = q.times_asked
+    return (
+        f"its themes came up in {n} write-up{'s' if n != 1 else ''}: {bank.asked_summary(q, top=4)}"
+    )
+
+
+def progress_line(session: StudySession, state: str) -> str:
+    """'New 12 · Learning 2 · Review 30 · review card', or the cram count."""
+    left = session.remaining
+    if session.cram:
+        return f"Cram  ·  {left.new + left.review} left  ·  schedule untouched"
+    return f"New {left.new}  ·  Learning {left.learning}  ·  Review {left.review}  ·  {state} card"
 
 
 def key_points_markdown(q: Question) -> str:
@@ -104,9 +116,7 @@ class StudyScreen(Screen[None]):
             self.show_current()
             return
         self.revealed = False
-        done, total = self.session.position
-        mode = "cram" if self.session.cram else card.state
-        self.query_one("#progress", Static).update(f"Card {done} of {total}  ·  {mode}")
+        self.query_one("#progress", Static).update(progress_line(self.session, card.state))
         topic = (
             bank.topics[question.topic].name if question.topic in bank.topics else question.topic
         )
@@ -132,7 +142,7 @@ class StudyScreen(Screen[None]):
             return
         question = self.session.service.bank.questions[qid]
         with reporting(self, "read the card's schedule"):
-            intervals = self.session.service.preview(qid)
+            intervals = None if self.session.cram else self.session.service.preview(qid)
             self.revealed = True
             self.show_answer(question.answer, key_points_markdown(question))
             bar = self.query_one(RatingBar)
@@ -158,8 +168,9 @@ class StudyScreen(Screen[None]):
         with reporting(self, "save the rating"):
             outcome = self.session.rate(Rating(value))
             if outcome.became_leech:
+                lapses = self.session.service.settings.leech_threshold
                 self.notify(
-                    f"{outcome.question_id} is now a leech (8 lapses)",
+                    f"{outcome.question_id} is now a leech ({lapses} lapses)",
                     severity="warning",
                     markup=False,
                 )
@@ -227,4 +238,4 @@ class StudyScreen(Screen[None]):
 
         summary = self.session.summary()
         now = self.session.service.clock()
-        self.app.switch_screen(SummaryScreen(summary, now))
+        self.app.switch_screen(SummaryScreen(summary, now, self.session))

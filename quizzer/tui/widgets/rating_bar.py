@@ -37,10 +37,13 @@ class RatingBar(Horizontal):
                 f"{int(rating)} {rating.label}", id=f"rate-{int(rating)}", variant=VARIANTS[rating]
             )
 
-    def show_intervals(self, intervals: dict[Rating, timedelta]) -> None:
-        for rating, delta in intervals.items():
+    def show_intervals(self, intervals: dict[Rating, timedelta] | None) -> None:
+        """Label each button with the interval it gives; None (cram) shows none."""
+        for rating in Rating:
             button = self.query_one(f"#rate-{int(rating)}", Button)
-            button.label = f"{int(rating)} {rating.label} {format_interval(delta)}"
+            delta = intervals.get(rating) if intervals else None
+            shown = f" {format_interval(delta)}" if delta is not None else ""
+            button.label = f"{int(rating)} {rating.label}{shown}"
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
