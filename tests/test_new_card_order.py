@@ -98,14 +98,19 @@ def test_focus_on_an_adjacent_topic_lifts_it(bank):
     assert all(q.topic == "proj" for q in order[:6])
 
 
-def test_level_counts_only_that_levels_write_ups(bank):
+def test_write_ups_of_the_learners_level_count_double(bank):
     everyone = theme_counts(bank)
     interns = theme_counts(bank, level="intern")
-    kinds = {i.type for i in bank.interviews.values()}
-    assert "campus" in kinds
-    assert sum(interns.values()) < sum(everyone.values())
-    campus_only = theme_counts(bank, level="new-grad")
-    assert campus_only != interns
+    campus = [i for i in bank.interviews.values() if i.type == "campus"]
+    intern = [i for i in bank.interviews.values() if i.type == "intern"]
+    assert campus and intern
+    theme = next(t for t in intern[0].themes if all(t not in i.themes for i in campus))
+    asked = sum(theme in i.themes for i in bank.interviews.values())
+    assert everyone[theme] == asked
+    assert interns[theme] == asked + sum(
+        theme in i.themes for i in bank.interviews.values() if i.type in ("intern", "unstated")
+    )
+    assert theme_counts(bank, level="experienced") == everyone
 
 
 def test_asked_count_is_the_companys_own(bank):

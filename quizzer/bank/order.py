@@ -3,7 +3,7 @@
 1. Every theme gets its first card before any theme gets a second. A theme's first card is
    the one its `first:` field names, else its easiest. Themes rank by how many write-ups
    asked them: only the learner's companies' write-ups when companies are chosen (the
-   rest break ties), and only write-ups of the learner's level when one is set.
+   rest break ties); write-ups of the learner's level count double.
    The chosen companies' cards all come before the others.
 2. Within each such round, topics are interleaved: a topic's k-th card of the round counts
    for half as much as its (k-1)-th, so one large topic cannot fill a day.
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 from quizzer.bank.model import DIFFICULTY_RANK, Bank, Question
 
-# Which write-ups count for each level (the data's interview types). Experienced hiring is
-# barely present in the data, so it counts every write-up.
+# Which write-ups count double for each level (the data's interview types). Experienced
+# hiring is barely present in the data, so for it every write-up counts the same.
 LEVELS: dict[str, frozenset[str] | None] = {
     "intern": frozenset({"intern", "unstated"}),
     "new-grad": frozenset({"campus", "unstated"}),
@@ -42,17 +42,17 @@ class Preferences:
 
 
 def theme_counts(bank: Bank, companies: Iterable[str] = (), level: str | None = None) -> Counter:
-    """Write-ups that asked each theme, counting only `companies`' (all when empty) and
-    only those of `level`'s interview types (all when None)."""
+    """Write-ups that asked each theme, counting only `companies`' (all when empty); with a
+    `level`, write-ups of that level's interview types count double."""
     wanted = set(companies)
     kinds = LEVELS.get(level) if level else None
     counts: Counter[str] = Counter()
     for interview in bank.interviews.values():
         if wanted and interview.company not in wanted:
             continue
-        if kinds is not None and interview.type not in kinds:
-            continue
-        counts.update(set(interview.themes))
+        weight = 2 if kinds is not None and interview.type in kinds else 1
+        for theme in set(interview.themes):
+            counts[theme] += weight
     return counts
 
 

@@ -14,14 +14,17 @@ from rich.table import Table
 from rich.text import Text
 
 from quizzer.bank.model import Bank, Question
+from quizzer.bank.order import asked_count
 from quizzer.cli.common import check_ids, console, filter_options, make_filters, state
 
 SORTS = ("asked", "id", "topic", "difficulty")
 
 
-def _sorted(questions: Sequence[Question], sort: str) -> list[Question]:
+def _sorted(
+    bank: Bank, questions: Sequence[Question], sort: str, companies: Sequence[str] = ()
+) -> list[Question]:
     keys = {
-        "asked": lambda q: (-q.times_asked, q.id),
+        "asked": lambda q: (-asked_count(bank, q, companies), q.id),
         "id": lambda q: q.id,
         "topic": lambda q: (q.topic, q.id),
         "difficulty": lambda q: ({"easy": 0, "medium": 1, "hard": 2}[q.difficulty], q.id),
@@ -66,9 +69,9 @@ def list_cmd(
         ids = app.review_service(quick=True).queue(filters)
         questions = [bank.questions[i] for i in ids]
         if sort:
-            questions = _sorted(questions, sort)
+            questions = _sorted(bank, questions, sort, filters.companies)
     else:
-        questions = _sorted(bank.select(filters), sort or "asked")
+        questions = _sorted(bank, bank.select(filters), sort or "asked", filters.companies)
     questions = questions[:limit] if limit else questions
     if as_json:
         click.echo(json.dumps([_as_json(bank, q) for q in questions], indent=2))
@@ -79,10 +82,17 @@ def list_cmd(
     table.add_column("asked", no_wrap=True, overflow="ellipsis", min_width=12, max_width=22)
     table.add_column("question", no_wrap=True, overflow="ellipsis", min_width=10)
     for q in questions:
-        asked = f"{q.times_asked:>2}  {bank.asked_summary(q, top=2)}" if q.times_asked else "-"
+        n = asked_count(bank, q, filters.companies)
+        asked = f"{n:>2}  {bank.asked_summary(q, top=2)}" if q.times_asked else "-"
         table.add_row(Text(q.id), Text(asked), Text(q.question))
     console.print(table)
-    console.print(f"{len(questions)} question(s)", style="dim")
+    whose = "by " + ", ".join(filters.companies) if filters.companies else "in all"
+    console.print(
+        f"{len(questions)} question{'s' if len(questions) != 1 else ''}; asked: write-ups "
+        f"{whose} that asked one of the question's themes",
+        style="dim",
+        markup=False,
+    )
 
 
 @click.command("show")
@@ -103,7 +113,9 @@ def show_cmd(ctx: click.Context, question_id: str) -> None:
     console.print(Panel(Text(question.question), title=Text(question.id), subtitle=subtitle))
     if question.times_asked:
         asked = bank.asked_summary(question, 6)
-        console.print(Text(f"Asked in {question.times_asked} interview(s): {asked}"))
+        n = question.times_asked
+        noun = "write-up" if n == 1 else "write-ups"
+        console.print(Text(f"Its themes came up in {n} interview {noun}: {asked}"))
     console.print(Markdown(question.answer))
     console.print("\n[bold]Key points[/bold]")
     for point in question.key_points:

@@ -16,12 +16,14 @@ from quizzer.cli.context import AppContext, Settings
 # not pay for the imports of the others.
 COMMANDS = {
     "bank": ("quizzer.cli.bank_cmd", "bank_group"),
+    "config": ("quizzer.cli.config_cmd", "config_group"),
     "db": ("quizzer.cli.history_cmd", "db_group"),
     "exercise": ("quizzer.cli.exercise_cmd", "exercise_cmd"),
     "export": ("quizzer.cli.export_cmd", "export_group"),
     "history": ("quizzer.cli.history_cmd", "history_group"),
     "import": ("quizzer.cli.import_cmd", "import_group"),
     "list": ("quizzer.cli.browse_cmd", "list_cmd"),
+    "setup": ("quizzer.cli.config_cmd", "setup_cmd"),
     "show": ("quizzer.cli.browse_cmd", "show_cmd"),
     "stats": ("quizzer.cli.stats_cmd", "stats_cmd"),
     "study": ("quizzer.cli.study_cmd", "study_cmd"),

@@ -16,6 +16,7 @@ def launch(
     filters: Filters | None = None,
     cram: bool = False,
     new_limit: int | None = None,
+    extra_new: int = 0,
 ) -> None:
     service = context.review_service(quick=True)
     if service.quick is None:
@@ -24,6 +25,9 @@ def launch(
         # background once the first card is on screen.
         service.open()
     service.adopt_aliases()
+    if extra_new:
+        total = service.add_new_today(extra_new)
+        print(f"Today's new-card limit is raised by {total}.")
     from quizzer.tui.app import QuizzerApp
 
     app = QuizzerApp(service, filters=filters, cram=cram, new_limit=new_limit, start_study=not home)
@@ -34,11 +38,39 @@ def launch(
 
 @click.command("study")
 @filter_options
-@click.option("--new", "new_limit", type=click.IntRange(min=0), help="At most N new cards.")
+@click.option(
+    "--new",
+    "new_limit",
+    type=click.IntRange(min=0),
+    help="Exactly N new cards in this sitting, even past the daily limit.",
+)
+@click.option(
+    "--extra-new",
+    type=click.IntRange(min=1, max=9999),
+    default=None,
+    help="Raise today's new-card limit by N (custom study), then study.",
+)
 @click.option("--cram", is_flag=True, help="Review without changing the schedule.")
 @click.pass_context
-def study_cmd(ctx: click.Context, new_limit: int | None, cram: bool, **filter_args: object) -> None:
-    """Review what is due, then new cards, in the terminal app."""
+def study_cmd(
+    ctx: click.Context,
+    new_limit: int | None,
+    extra_new: int | None,
+    cram: bool,
+    **filter_args: object,
+) -> None:
+    """Review what is due, then new cards, in the terminal app.
+
+    Learning cards come back when due, reviews come before new cards, and new cards come
+    breadth first over what interviews ask most (see `quizzer setup`).
+    """
     context: AppContext = ctx.find_root().obj
     filters = make_filters(context.bank, **filter_args)  # type: ignore[arg-type]
-    launch(context, home=False, filters=filters, cram=cram, new_limit=new_limit)
+    launch(
+        context,
+        home=False,
+        filters=filters,
+        cram=cram,
+        new_limit=new_limit,
+        extra_new=extra_new or 0,
+    )

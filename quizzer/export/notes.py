@@ -69,7 +69,12 @@ def _companies(bank: Bank, q: Question) -> str:
         name = bank.companies[company].name if company in bank.companies else company
         count = q.asked_by[company]
         parts.append(html.escape(name) + (f" &times;{count}" if count > 1 else ""))
-    total = f"Asked in {q.times_asked} interview(s): " if q.times_asked else "Asked at: "
+    noun = "write-up" if q.times_asked == 1 else "write-ups"
+    total = (
+        f"Its themes came up in {q.times_asked} interview {noun}: "
+        if q.times_asked
+        else "Asked at: "
+    )
     return total + ", ".join(parts)
 
 

@@ -110,6 +110,8 @@ def _ahead(text: str) -> timedelta:
 
 
 def _ids(text: str) -> tuple[str, ...]:
+    if text.strip().lower() in ("", "none"):
+        return ()
     return tuple(dict.fromkeys(p for p in re.split(r"[\s,]+", text.strip().lower()) if p))
 
 
