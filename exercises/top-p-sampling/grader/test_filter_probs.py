@@ -37,6 +37,11 @@ TOP_P_OFF = (
     "running sum can reach 1.0 in floating point before the last token, so test top_p < 1 "
     "rather than rely on the mass before a token staying < 1)"
 )
+TOP_P_PER_ROW = (
+    "top_p is a per-row setting: a row with top_p = 1 keeps every token even when other rows "
+    "of the batch cut a nucleus (test top_p < 1 per row, e.g. as a [B, 1] mask, not once for "
+    "the whole batch with .any() or .min())"
+)
 ORDER = (
     "apply top-k before top-p: the nucleus is measured on the top-k survivors, renormalised, "
     "not on the full distribution"
@@ -107,6 +112,15 @@ def test_top_p_one_keeps_every_token(filter_probs: Filter, device: str) -> None:
     check(filter_probs, case, TOP_P_OFF, atol=1e-6, sum_tol=1e-5)
 
 
+def test_top_p_one_is_decided_per_row(filter_probs: Filter, device: str) -> None:
+    # rows with top_p = 1 next to rows with a nucleus: a test taken once for the whole batch
+    # (`if (top_p < 1).any():`, `top_p.min() < 1`) cuts the top_p = 1 rows too, and their
+    # tails sit at "mass before" 1.0
+    z = [[0.0, -40.0, -40.0, -40.0], [0.4, 0.3, 0.2, 0.1], [-40.0, 0.0, -45.0, -40.0]]
+    case = batch(z, [1.0, 1.0, 1.0], [0, 0, 3], [1.0, 0.5, 1.0], device)
+    check(filter_probs, case, TOP_P_PER_ROW)
+
+
 def test_top_k_before_top_p(filter_probs: Filter, device: str) -> None:
     z = log_probs(
         # top-k 2 keeps 0.4 and 0.3 -> renormalised 0.57, 0.43; top_p 0.5 keeps token 1 only
@@ -133,8 +147,19 @@ def test_temperature_before_top_p(filter_probs: Filter, device: str) -> None:
         ([[0] * 4, [0] * 4], [0, 0], [0.5, 0.3]),  # 0.25 each -> {0, 1}, {0, 1}
         ([[0] * 8, [0] * 8], [0, 0], [0.3, 0.25]),  # 0.125 each -> {0, 1, 2}, {0, 1}
         ([[2, 0, 2, 2, 2]], [2], [0.5]),  # top-k {0, 2} -> 0.5 each; top_p 0.5 -> {0}
+        # more than 16 tokens: where a CPU's unstable sort stops keeping tied ids in order
+        ([[0] * 32, [0] * 32], [3, 0], [1.0, 0.1]),  # -> {0, 1, 2}; 1/32 each -> {0, 1, 2, 3}
+        ([[1] * 20 + [3] * 12], [14], [1.0]),  # the twelve 3s, then the 1s at ids 0 and 1
     ],
-    ids=["top-k", "top-k-below-max", "top-p-quarters", "top-p-eighths", "top-k-then-top-p"],
+    ids=[
+        "top-k",
+        "top-k-below-max",
+        "top-p-quarters",
+        "top-p-eighths",
+        "top-k-then-top-p",
+        "wide-top-k-top-p",
+        "wide-top-k-below-max",
+    ],
 )
 def test_ties_go_to_lower_token_id(
     filter_probs: Filter,
