@@ -46,3 +46,18 @@ def test_plain_commands_do_not_load_textual_or_torch(argv: list[str], tmp_path) 
     env = {"QUIZZER_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert "LOADED=\n" in out.stdout or out.stdout.rstrip().endswith("LOADED="), out.stderr
+
+
+def test_stats_on_an_sqlite_file_reads_without_sqlalchemy(tmp_path) -> None:
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    env = {"QUIZZER_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    first = [sys.executable, "-m", "quizzer", "--db", url, "stats"]
+    subprocess.run(first, capture_output=True, check=True, env=env)  # creates the database
+    code = (
+        "import sys\nfrom quizzer.cli.main import entry\n"
+        f"code = entry(['--db', {url!r}, 'stats', '--json'])\n"
+        "print('LOADED=' + ','.join(m for m in ('sqlalchemy', 'textual') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0 and '"new_available"' in out.stdout, out.stderr
+    assert out.stdout.rstrip().endswith("LOADED="), out.stdout[-200:]

@@ -114,9 +114,24 @@ def test_quick_reads_equal_orm_reads(tmp_path, seed):
             for ids in (None, subset, []):
                 for limit in (None, 0, 7):
                     assert quick.due_ids(now, ids, limit) == orm.due_ids(now, ids, limit)
+                assert quick.count_due(now, ids) == orm.count_due(now, ids)
+                assert quick.learning_cards(ids) == orm.learning_cards(ids)
+                for states in ((2,), (1, 3)):
+                    got = quick.due_ids(now, ids, None, states)
+                    assert got == orm.due_ids(now, ids, None, states)
+                for graduated in (True, False):
+                    since = now - timedelta(days=2)
+                    assert quick.answer_counts(since, ids, graduated) == orm.answer_counts(
+                        since, ids, graduated
+                    )
             assert quick.not_new_ids(now) == orm.not_new_ids(now)
             start = now - timedelta(hours=rng.uniform(1, 48))
             assert quick.counts_since(start) == orm.counts_since(start)
+            assert quick.review_counts_since(start) == orm.review_counts_since(start)
+        day = timedelta(days=1)
+        windows = [(T0 + d * day, T0 + (d + 1) * day) for d in range(-6, 6)]
+        assert quick.studied_days(windows) == orm.studied_days(windows)
+        assert any(orm.studied_days(windows)) and not all(orm.studied_days(windows))
         for qid in [*IDS, *EDGES, "missing"]:
             mine, theirs = quick.card(qid), orm.card(qid)
             if theirs is None:
@@ -124,6 +139,13 @@ def test_quick_reads_equal_orm_reads(tmp_path, seed):
                 continue
             fields = mine.__slots__  # type: ignore[union-attr]
             assert {f: getattr(mine, f) for f in fields} == {f: getattr(theirs, f) for f in fields}
+        mine_all, theirs_all = quick.all_cards(), orm.all_cards()
+        assert mine_all.keys() == theirs_all.keys()
+        for qid, record in mine_all.items():
+            fields = record.__slots__
+            assert {f: getattr(record, f) for f in fields} == {
+                f: getattr(theirs_all[qid], f) for f in fields
+            }
         asked = [*rng.sample(IDS, 40), "missing"]
         assert quick.recorded(asked) == orm.recorded(asked)
         assert quick.recorded([]) == orm.recorded([]) == set()

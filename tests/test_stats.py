@@ -104,7 +104,8 @@ def test_forecast_places_cards_on_their_due_day(service, clock):
     due = service.card("t-ring").due
     ahead = stats.forecast(service.cards(), service, days=30)
     day = (service.day.start_of_day(due) - service.day.start_of_day(clock())).days
-    assert ahead[day] == 1 and sum(ahead) == 1
+    assert ahead[day].due == 1 and sum(d.due for d in ahead) == 1
+    assert ahead[day].day == service.day.start_of_day(due)
 
 
 def test_readiness_needs_review_state_and_high_recall(service, small_bank, clock):
@@ -124,5 +125,32 @@ def test_stats_json(capsys, tmp_path):
     )
     data = json.loads(capsys.readouterr().out)
     assert code == 0
-    assert data["companies"][0]["id"] == "nvidia" and data["new_available"] > 300
-    assert len(data["forecast_7d"]) == 7 and data["retention_30d"] is None
+    from quizzer.bank.loader import load_bank
+
+    asked = sum(1 for q in load_bank().questions.values() if "nvidia" in q.asked_by)
+    assert data["readiness"][0]["id"] == "nvidia" and data["companies"] == ["nvidia"]
+    assert data["new_available"] == asked  # --company filters the counts too
+    assert sum(t["total"] for t in data["topics"]) == asked
+    assert len(data["forecast_7d"]) == 7 and data["recall_30d"] is None
+    assert data["forecast_7d"][0]["due"] == 0 and "day" in data["forecast_7d"][0]
+
+
+def test_stats_counts_todays_answers_in_the_30_day_recall(capsys, tmp_path):
+    db = f"sqlite:///{tmp_path / 's.db'}"
+    from quizzer.bank.loader import load_bank
+    from quizzer.db.engine import open_database
+    from quizzer.review.service import ReviewService
+
+    service = ReviewService(open_database(db), load_bank())
+    for qid, rating in zip(service.queue()[:5], [3, 3, 1, 4, 3], strict=True):
+        service.rate(qid, Rating(rating))
+    assert entry(["--db", db, "stats", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["answers_30d"], data["recall_30d"]) == (5, 0.8)
+    assert data["graduated_reviews_30d"] == 0 and data["graduated_recall_30d"] is None
+    assert entry(["--db", db, "stats"]) == 0
+    out = capsys.readouterr().out
+    assert "80% of 5 answers" in out and "graduated cards only: no reviews yet" in out
+    line = next(x for x in out.splitlines() if x.startswith("Due in the next 7 days:"))
+    labels = line.split(": ", 1)[1].split()[::2]
+    assert labels[0] == "today" and len(labels) == 7 and labels[1][:2].isalpha()

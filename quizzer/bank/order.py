@@ -127,6 +127,7 @@ def _breadth_first(
         members.sort(key=lambda q, t=theme: within_theme(q, t))
         members.reverse()  # popped from the end
     picked: set[str] = set()
+    source: dict[str, str] = {}  # card -> the theme it was taken for
     out: list[Question] = []
     while groups:
         round_: dict[str, tuple[tuple[int, int], Question]] = {}
@@ -143,6 +144,14 @@ def _breadth_first(
             q = members.pop()
             covered.update(q.themes)
             round_[q.id] = (weight.get(theme, (0, 0)), q)
+            source[q.id] = theme
+        # A card whose every theme another card of this round also answers waits a round.
+        answering = Counter(t for _, q in round_.values() for t in q.themes)
+        for qid, (_, q) in sorted(round_.items(), key=lambda item: (item[1][0], item[0])):
+            if len(round_) > 1 and q.themes and all(answering[t] > 1 for t in q.themes):
+                answering.subtract(q.themes)
+                del round_[qid]
+                groups[source[qid]].append(q)  # next in line for its theme again
         picked.update(round_)
         out += _interleave(list(round_.values()))
     return out

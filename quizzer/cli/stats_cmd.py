@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
@@ -10,46 +12,75 @@ from rich.text import Text
 
 from quizzer.cli.common import console, err_console, state
 
+if TYPE_CHECKING:
+    from quizzer.review.stats import Retention
+
 
 def shown_url(url: str) -> str:
     """The database URL with any password hidden."""
-    from sqlalchemy.engine import make_url
+    return re.sub(r"^([a-z0-9+]+://[^:/@]*):.*@", r"\1:***@", url)
 
-    return make_url(url).render_as_string(hide_password=True)
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _rate(kept: Retention, noun: str) -> str:
+    if kept.rate is None:
+        return f"no {noun}s yet"
+    return f"{kept.rate:.0%} of {_plural(kept.reviews, noun)}"
 
 
 @click.command("stats")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
-@click.option("--company", "companies", multiple=True, metavar="ID", help="Readiness for these.")
+@click.option(
+    "--company",
+    "companies",
+    multiple=True,
+    metavar="ID",
+    help="Only this company's cards, and its readiness (repeatable).",
+)
 @click.pass_context
 def stats_cmd(ctx: click.Context, as_json: bool, companies: tuple[str, ...]) -> None:
-    """Retention, due forecast, streak, and readiness per topic and company."""
+    """Recall, due forecast, streak, and readiness per topic and company."""
+    from quizzer.bank.model import Filters
     from quizzer.cli.common import check_ids
     from quizzer.review import stats
 
     app = state(ctx)
-    service = app.review_service()
+    service = app.review_service(quick=True)
     bank = service.bank
-    targets = list(check_ids("company", companies, bank.companies)) or [
-        c.id for c in sorted(bank.companies.values(), key=lambda c: -c.interviews)[:8]
+    chosen = check_ids("company", companies, bank.companies)
+    filters = Filters(companies=chosen)
+    targets = list(chosen) or [
+        c.id for c in sorted(bank.companies.values(), key=lambda c: (-c.interviews, c.id))[:8]
     ]
-    cards = service.cards()
-    overview = stats.overview(service, targets)
-    kept = stats.retention(service)
+    cards = stats.selected(service, filters)
+    overview = stats.overview(service, targets, filters, cards)
+    answers = stats.retention(service, filters=filters, graduated=False)
+    graduated = stats.retention(service, filters=filters)
     ahead = stats.forecast(cards, service)
+    local = [d.day.astimezone() for d in ahead]
+    labels = ["today", *(d.strftime("%a") for d in local[1:])]
     data = {
         "database": shown_url(app.sessions.url),
+        "companies": list(chosen),
         "streak_days": overview.streak,
         "reviews_today": overview.reviews_today,
         "due_now": overview.due_now,
         "new_available": overview.new_available,
-        "retention_30d": kept.rate,
-        "reviews_30d": kept.reviews,
-        "forecast_7d": ahead,
+        "recall_30d": answers.rate,
+        "answers_30d": answers.reviews,
+        "graduated_recall_30d": graduated.rate,
+        "graduated_reviews_30d": graduated.reviews,
+        "forecast_7d": [
+            {"day": day.date().isoformat(), "due": d.due}
+            for day, d in zip(local, ahead, strict=True)
+        ],
         "topics": [
             {"id": t.key, "due": t.due, "new": t.new, "total": t.total} for t in overview.by_topic
         ],
-        "companies": [
+        "readiness": [
             {"id": r.company, "themes": r.themes, "ready": r.ready, "share": round(r.share, 4)}
             for r in overview.readiness
         ],
@@ -63,22 +94,31 @@ def stats_cmd(ctx: click.Context, as_json: bool, companies: tuple[str, ...]) -> 
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
-    rate = f"{kept.rate:.0%} of {kept.reviews}" if kept.rate is not None else "no reviews yet"
     console.print(Text(f"Database: {data['database']}", style="dim"))
+    if chosen:
+        names = ", ".join(bank.companies[c].name for c in chosen)
+        console.print(Text(f"Cards asked by {names} only", style="dim"))
     console.print(
-        f"Streak [b]{overview.streak}[/b] day(s)   Reviewed today [b]{overview.reviews_today}[/b]"
-        f"   Due now [b]{overview.due_now}[/b]   New [b]{overview.new_available}[/b]"
-        f"   Retention (30 days) [b]{rate}[/b]"
+        f"Streak [b]{_plural(overview.streak, 'day')}[/b]   "
+        f"Reviewed today [b]{overview.reviews_today}[/b]   "
+        f"Due now [b]{overview.due_now}[/b]   New [b]{overview.new_available}[/b]"
     )
-    console.print("Due in the next 7 days: " + "  ".join(str(n) for n in ahead))
+    console.print(
+        f"Recalled, last 30 days: [b]{_rate(answers, 'answer')}[/b]; "
+        f"graduated cards only: [b]{_rate(graduated, 'review')}[/b]"
+    )
+    days = "  ".join(f"{label} {d.due}" for label, d in zip(labels, ahead, strict=True))
+    console.print("Due in the next 7 days: " + days)
     topics = Table("topic", "due", "new", "total", header_style="bold", box=None)
     for t in overview.by_topic:
         topics.add_row(Text(t.name), str(t.due), str(t.new), str(t.total))
     console.print(topics)
+    console.print("topics sorted by due, then new", style="dim")
     ready = Table("company", "asked themes", "ready", "share", header_style="bold", box=None)
     for r in overview.readiness:
         ready.add_row(Text(r.name), str(r.themes), str(r.ready), f"{r.share:.0%}")
     console.print(ready)
     console.print(
-        "ready = asked themes whose cards are in review with recall >= 90% now", style="dim"
+        "ready = asked themes whose cards are in review with recall >= 90% now; sorted by share",
+        style="dim",
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from urllib.parse import quote
@@ -130,23 +130,51 @@ class QuickReader:
         sql = f"SELECT {_CARD_COLUMNS} FROM cards WHERE question_id = ?"
         with self._cursor() as cursor:
             row = cursor.execute(sql, (question_id,)).fetchone()
-        if row is None:
-            return None
-        state, step, stab, diff, due, last, reps, lapses, susp, buried, leech, created = row
-        return CardRecord(
-            state=state,
-            step=step,
-            stability=stab,
-            difficulty=diff,
-            due=from_stored(due),  # type: ignore[arg-type]
-            last_review=from_stored(last),
-            reps=reps,
-            lapses=lapses,
-            suspended=bool(susp),
-            buried_until=from_stored(buried),
-            leech=bool(leech),
-            created_at=from_stored(created),  # type: ignore[arg-type]
-        )
+        return None if row is None else _record(row)
+
+    def all_cards(self) -> dict[str, CardRecord]:
+        sql = f"SELECT question_id, {_CARD_COLUMNS} FROM cards"
+        with self._cursor() as cursor:
+            rows = cursor.execute(sql).fetchall()
+        return {row[0]: _record(row[1:]) for row in rows}
+
+    def count_due(self, now: datetime, ids: Collection[str] | None) -> int:
+        params: dict[str, object] = {"now": to_sqlite_text(now)}
+        where = f"due <= :now AND last_review IS NOT NULL AND {_AVAILABLE}"
+        if ids is not None:
+            where += f" AND question_id IN ({_placeholders(ids, params)})"
+        with self._cursor() as cursor:
+            return int(
+                cursor.execute(f"SELECT count(*) FROM cards WHERE {where}", params).fetchone()[0]
+            )
+
+    def studied_days(self, windows: Sequence[tuple[datetime, datetime]]) -> list[bool]:
+        if not windows:
+            return []
+        params: dict[str, object] = {}
+        probes = []
+        for n, (begin, end) in enumerate(windows):
+            params[f"b{n}"], params[f"e{n}"] = to_sqlite_text(begin), to_sqlite_text(end)
+            probes.append(
+                f"EXISTS (SELECT 1 FROM reviews WHERE reviewed_at >= :b{n} AND reviewed_at < :e{n})"
+            )
+        with self._cursor() as cursor:
+            row = cursor.execute("SELECT " + ", ".join(probes), params).fetchone()
+        return [bool(v) for v in row]
+
+    def answer_counts(
+        self, since: datetime, ids: Collection[str] | None, graduated: bool
+    ) -> tuple[int, int]:
+        params: dict[str, object] = {"since": to_sqlite_text(since)}
+        where = "reviewed_at >= :since"
+        if graduated:
+            where += " AND state_before = 2"
+        if ids is not None:
+            where += f" AND question_id IN ({_placeholders(ids, params)})"
+        sql = f"SELECT count(*), coalesce(sum(rating > 1), 0) FROM reviews WHERE {where}"
+        with self._cursor() as cursor:
+            answers, kept = cursor.execute(sql, params).fetchone()
+        return int(answers), int(kept)
 
     def recorded(self, ids: Collection[str]) -> set[str]:
         params: dict[str, object] = {}
@@ -165,3 +193,22 @@ def _placeholders(ids: Collection[str], params: dict[str, object]) -> str:
         params[f"id{n}"] = qid
         names.append(f":id{n}")
     return ", ".join(names) or "NULL"
+
+
+def _record(row: Sequence[object]) -> CardRecord:
+    """A card row's columns (in _CARD_COLUMNS order) as a record."""
+    state, step, stab, diff, due, last, reps, lapses, susp, buried, leech, created = row
+    return CardRecord(
+        state=state,
+        step=step,
+        stability=stab,
+        difficulty=diff,
+        due=from_stored(due),  # type: ignore[arg-type]
+        last_review=from_stored(last),
+        reps=reps,
+        lapses=lapses,
+        suspended=bool(susp),
+        buried_until=from_stored(buried),
+        leech=bool(leech),
+        created_at=from_stored(created),  # type: ignore[arg-type]
+    )

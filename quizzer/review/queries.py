@@ -5,11 +5,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Float, Select, func, literal, or_, select
+from sqlalchemy import Float, Select, case, exists, func, literal, or_, select
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.expression import ColumnElement, FunctionElement
@@ -122,6 +122,30 @@ class OrmReads:
         if ids is not None:
             query = query.where(CardRow.question_id.in_(ids))
         return [(qid, due) for qid, due in self.session.execute(query)]
+
+    def all_cards(self) -> dict[str, CardRow]:
+        return {row.question_id: row for row in self.session.scalars(select(CardRow))}
+
+    def studied_days(self, windows: Sequence[tuple[datetime, datetime]]) -> list[bool]:
+        if not windows:
+            return []
+        probes = [
+            exists().where(ReviewRow.reviewed_at >= begin, ReviewRow.reviewed_at < end)
+            for begin, end in windows
+        ]
+        return [bool(v) for v in self.session.execute(select(*probes)).one()]
+
+    def answer_counts(
+        self, since: datetime, ids: Collection[str] | None, graduated: bool
+    ) -> tuple[int, int]:
+        recalled = func.coalesce(func.sum(case((ReviewRow.rating > 1, 1), else_=0)), 0)
+        query = select(func.count(), recalled).where(ReviewRow.reviewed_at >= since)
+        if graduated:
+            query = query.where(ReviewRow.state_before == 2)
+        if ids is not None:
+            query = query.where(ReviewRow.question_id.in_(ids))
+        answers, kept = self.session.execute(query).one()
+        return int(answers), int(kept)
 
     def settings(self, prefix: str) -> dict[str, str]:
         query = select(SettingRow.key, SettingRow.value).where(SettingRow.key.startswith(prefix))

@@ -7,7 +7,7 @@ shown before SQLAlchemy has loaded; a test holds the two to the same answers.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, TypeAlias
@@ -62,6 +62,25 @@ class CardReads(Protocol):
 
     def settings(self, prefix: str) -> dict[str, str]:
         """Stored settings whose key starts with `prefix` (key -> JSON text)."""
+        ...
+
+    def count_due(self, now: datetime, ids: Collection[str] | None) -> int:
+        """How many started cards are due by `now` (all states)."""
+        ...
+
+    def all_cards(self) -> dict[str, CardFields]:
+        """Every stored card row by question id."""
+        ...
+
+    def studied_days(self, windows: Sequence[tuple[datetime, datetime]]) -> list[bool]:
+        """For each [begin, end) window, whether any review falls in it."""
+        ...
+
+    def answer_counts(
+        self, since: datetime, ids: Collection[str] | None, graduated: bool
+    ) -> tuple[int, int]:
+        """(answers, answers not rated Again) since `since`; `graduated`: only reviews of
+        cards in review."""
         ...
 
     def not_new_ids(self, now: datetime) -> set[str]:

@@ -109,7 +109,7 @@ class ReviewService:
     def settings(self) -> StudySettings:
         """The study settings stored in the database (defaults for any not set)."""
         if self._settings is None:
-            with self._reads() as reads:
+            with self.reads() as reads:
                 self._settings = from_rows(reads.settings(PREFIX))
         return self._settings
 
@@ -154,7 +154,7 @@ class ReviewService:
 
     def extra_new_today(self) -> int:
         """New cards added to today's limit (custom study); 0 again on a new day."""
-        with self._reads() as reads:
+        with self.reads() as reads:
             rows = reads.settings(EXTRA_NEW_KEY)
         return _extra_today(rows, self.day.start_of_day(self.clock()))
 
@@ -175,7 +175,8 @@ class ReviewService:
         self.quick = None
 
     @contextmanager
-    def _reads(self) -> Iterator[CardReads]:
+    def reads(self) -> Iterator[CardReads]:
+        """The read-only queries, quick (no SQLAlchemy) until the database is opened."""
         quick = self.quick
         if quick is not None:
             yield quick
@@ -223,7 +224,7 @@ class ReviewService:
         ids = self._ids(filters)
         selected = ids if ids is not None else list(self.bank.questions)
         settings = self.settings
-        with self._reads() as reads:
+        with self.reads() as reads:
             if cram:
                 started = reads.due_ids(now + timedelta(days=36500), ids, None)
                 fresh = [i for i in selected if i not in set(started)]
@@ -257,7 +258,7 @@ class ReviewService:
         from quizzer.db import converters
 
         question = self._question(question_id)
-        with self._reads() as reads:
+        with self.reads() as reads:
             row = reads.card(question.id)
             return converters.card_info(question, row, self.scheduler, self.clock())
 
@@ -265,14 +266,11 @@ class ReviewService:
         """Every bank question's card, new ones included (for browsing and stats).
 
         A card whose stored row is damaged is left out and named in `damaged`."""
-        from sqlalchemy import select
-
         from quizzer.db import converters
-        from quizzer.db.models import CardRow
 
         now = self.clock()
-        with self.sessions() as session:
-            rows = {r.question_id: r for r in session.scalars(select(CardRow))}
+        with self.reads() as reads:
+            rows = reads.all_cards()
         out = {}
         for qid, question in self.bank.questions.items():
             try:
@@ -289,7 +287,7 @@ class ReviewService:
 
         question = self._question(question_id)
         now = self.clock()
-        with self._reads() as reads:
+        with self.reads() as reads:
             card = converters.to_fsrs(reads.card(question.id), now, question.id)
         out = {}
         for rating in Rating:
@@ -299,12 +297,10 @@ class ReviewService:
         return out
 
     def day_counts(self, filters: Filters = Filters()) -> DayCounts:  # noqa: B008
-        from quizzer.review.queries import OrmReads
-
+        """Today's reviews and new cards so far, what is due now and what is new."""
         now = self.clock()
         ids = self._ids(filters)
-        with self.sessions() as session:
-            reads = OrmReads(session)
+        with self.reads() as reads:
             done_reviews, done_new = reads.counts_since(self.day.start_of_day(now))
             due = reads.count_due(now, ids)
             blocked = reads.not_new_ids(now)
@@ -477,7 +473,7 @@ class ReviewService:
         """Move schedules and history recorded under a renamed question's old ids."""
         if not self.bank.aliases:
             return 0
-        with self._reads() as reads:
+        with self.reads() as reads:
             if not reads.recorded(list(self.bank.aliases)):
                 return 0  # the usual case, settled without opening the database
         from sqlalchemy import select, update

@@ -7,10 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import case, exists, func, select
-
-from quizzer.bank.model import Bank
-from quizzer.db.models import ReviewRow
+from quizzer.bank.model import Bank, Filters
 from quizzer.review.model import CardInfo
 from quizzer.review.service import ReviewService
 
@@ -57,6 +54,8 @@ def streak(service: ReviewService) -> int:
 
     Each day is one indexed existence probe, 32 days to a statement, so a long history
     costs no more than the streak is long, in few round trips (PostgreSQL included).
+    Like every figure here, it goes through the service's reads: on an SQLite file, the
+    standard library's driver, without loading SQLAlchemy.
     """
     now = service.clock()
     day = service.day
@@ -70,14 +69,9 @@ def streak(service: ReviewService) -> int:
     windows = days_back()
     count = 0
     first = True
-    with service.sessions() as session:
+    with service.reads() as reads:
         while True:
-            batch = [next(windows) for _ in range(_STREAK_BATCH)]
-            probes = [
-                exists().where(ReviewRow.reviewed_at >= b, ReviewRow.reviewed_at < e)
-                for b, e in batch
-            ]
-            studied = [bool(v) for v in session.execute(select(*probes)).one()]
+            studied = reads.studied_days([next(windows) for _ in range(_STREAK_BATCH)])
             if first and not studied[0]:
                 studied = studied[1:]  # nothing yet today: the streak may end yesterday
             first = False
@@ -110,11 +104,18 @@ def readiness(bank: Bank, cards: dict[str, CardInfo], company: str) -> Readiness
     return Readiness(company, name, len(asked), len(asked & ready_themes))
 
 
-def overview(service: ReviewService, targets: list[str]) -> Overview:
+def overview(
+    service: ReviewService,
+    targets: list[str],
+    filters: Filters = Filters(),  # noqa: B008
+    cards: dict[str, CardInfo] | None = None,
+) -> Overview:
+    """Today's counts, per-topic and per-company breakdowns and readiness, over the
+    cards `filters` selects (topics sorted by due, then new, then name)."""
     bank = service.bank
     now = service.clock()
-    cards = service.cards()
-    counts = service.day_counts()
+    cards = selected(service, filters, cards)
+    counts = service.day_counts(filters)
     due_topic: Counter[str] = Counter()
     new_topic: Counter[str] = Counter()
     due_company: Counter[str] = Counter()
@@ -127,11 +128,14 @@ def overview(service: ReviewService, targets: list[str]) -> Overview:
         elif card.state == "new" and not card.suspended:
             new_topic[q.topic] += 1
             new_company.update(q.asked_by.keys())
-    total_topic = Counter(q.topic for q in bank.questions.values())
-    by_topic = [
-        Breakdown(t, bank.topics[t].name, due_topic[t], new_topic[t], total_topic[t])
-        for t in sorted(total_topic, key=lambda t: (-due_topic[t], -new_topic[t], t))
-    ]
+    total_topic = Counter(card.question.topic for card in cards.values())
+    by_topic = sorted(
+        (
+            Breakdown(t, bank.topics[t].name, due_topic[t], new_topic[t], total_topic[t])
+            for t in total_topic
+        ),
+        key=lambda b: (-b.due, -b.new, b.name),
+    )
     by_company = [
         Breakdown(c, bank.companies[c].name, due_company[c], new_company[c], 0)
         for c in targets
@@ -144,12 +148,28 @@ def overview(service: ReviewService, targets: list[str]) -> Overview:
         new_available=counts.new_available,
         by_topic=by_topic,
         by_company=by_company,
-        readiness=[readiness(bank, cards, c) for c in targets if c in bank.companies],
+        readiness=sorted(
+            (readiness(bank, cards, c) for c in targets if c in bank.companies),
+            key=lambda r: (-r.share, r.name),
+        ),
     )
+
+
+def selected(
+    service: ReviewService, filters: Filters, cards: dict[str, CardInfo] | None = None
+) -> dict[str, CardInfo]:
+    """The cards `filters` selects (all when empty), read once when not given."""
+    cards = service.cards() if cards is None else cards
+    if filters.empty:
+        return cards
+    wanted = {q.id for q in service.bank.select(filters)}
+    return {qid: card for qid, card in cards.items() if qid in wanted}
 
 
 @dataclass(frozen=True, slots=True)
 class Retention:
+    """Answers over a window: how many, and how many were not Again."""
+
     reviews: int
     recalled: int
 
@@ -158,19 +178,32 @@ class Retention:
         return self.recalled / self.reviews if self.reviews else None
 
 
-def retention(service: ReviewService, days: int = 30) -> Retention:
-    """True retention: share of reviews of cards in review (not learning) not rated Again."""
+def retention(
+    service: ReviewService,
+    days: int = 30,
+    filters: Filters = Filters(),  # noqa: B008
+    graduated: bool = True,
+) -> Retention:
+    """Share of answers in the last `days` (today's included) not rated Again.
+
+    `graduated`: only reviews of cards in review, not learning steps (Anki's true
+    retention); otherwise every answer, new and learning cards included."""
     since = service.clock() - timedelta(days=days)
-    recalled = func.coalesce(func.sum(case((ReviewRow.rating > 1, 1), else_=0)), 0)
-    query = select(func.count(), recalled).where(
-        ReviewRow.reviewed_at >= since, ReviewRow.state_before == 2
-    )
-    with service.sessions() as session:
-        reviews, kept = session.execute(query).one()
-    return Retention(int(reviews), int(kept))
+    ids = None if filters.empty else [q.id for q in service.bank.select(filters)]
+    with service.reads() as reads:
+        answers, kept = reads.answer_counts(since, ids, graduated)
+    return Retention(answers, kept)
 
 
-def forecast(cards: dict[str, CardInfo], service: ReviewService, days: int = 7) -> list[int]:
+@dataclass(frozen=True, slots=True)
+class DayDue:
+    """Cards falling due on one study day."""
+
+    day: datetime  # the start of that study day (UTC)
+    due: int
+
+
+def forecast(cards: dict[str, CardInfo], service: ReviewService, days: int = 7) -> list[DayDue]:
     """Cards falling due on each of the next `days` study days (today includes overdue)."""
     start = service.day.start_of_day(service.clock())
     counts = [0] * days
@@ -180,4 +213,4 @@ def forecast(cards: dict[str, CardInfo], service: ReviewService, days: int = 7) 
         index = max(0, (service.day.start_of_day(card.due) - start).days)
         if index < days:
             counts[index] += 1
-    return counts
+    return [DayDue(start + timedelta(days=i), n) for i, n in enumerate(counts)]

@@ -331,3 +331,25 @@ async def test_the_limit_screen_says_so_and_offers_ten_more(make_service, small_
         await settle(pilot)
     assert service.extra_new_today() == 10
     assert len([r for r in reviews(service) if r.state_before is None]) == 2
+
+
+async def test_browse_reset_asks_first_and_ctrl_z_undoes_it(make_app, service):
+    service.rate("t-kv", Rating.GOOD)
+    rated = card_row(service, "t-kv").due
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        await pilot.press(*"topic:kv")  # typed into the search box, which keeps the focus
+        await pilot.pause()
+        await pilot.press("ctrl+x", "n")  # asked, declined
+        await pilot.pause()
+        assert card_row(service, "t-kv") is not None
+        await pilot.press("ctrl+x", "y")
+        await settle(pilot)
+        assert card_row(service, "t-kv") is None
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert card_row(service, "t-kv").due == rated
+        assert app.screen.cards["t-kv"].state != "new"

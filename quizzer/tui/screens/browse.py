@@ -17,8 +17,9 @@ from quizzer.tui.reporting import reporting
 class BrowseScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
-        Binding("ctrl+s", "toggle_suspend", "Suspend/unsuspend"),
-        Binding("ctrl+x", "reset", "Reset"),
+        Binding("ctrl+s", "toggle_suspend", "Suspend/unsuspend", priority=True),
+        Binding("ctrl+x", "reset", "Reset", priority=True),
+        Binding("ctrl+z", "undo", "Undo", priority=True),
     ]
 
     def __init__(self) -> None:
@@ -108,9 +109,33 @@ class BrowseScreen(Screen[None]):
             self._changed(qid, f"{'Suspended' if suspended else 'Unsuspended'} {qid}")
 
     def action_reset(self) -> None:
+        """Ask first; a confirmed reset can still be undone with ctrl+z."""
         qid = self.current_id()
         if qid is None:
             return
-        with reporting(self, "reset"):
-            self.app.service.reset(qid)  # type: ignore[attr-defined]
-            self._changed(qid, f"Reset {qid}: it is new again (history kept)")
+        from quizzer.tui.screens.confirm import ConfirmScreen
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            with reporting(self, "reset"):
+                self.app.service.reset(qid)  # type: ignore[attr-defined]
+                self._changed(qid, f"Reset {qid}: it is new again (history kept; ctrl+z undoes)")
+
+        question = f"Reset {qid}? Its schedule is forgotten; its review history is kept."
+        self.app.push_screen(ConfirmScreen(question), answered)
+
+    def action_undo(self) -> None:
+        """Take back the last rating, suspend, bury or reset made in this app."""
+        service = self.app.service  # type: ignore[attr-defined]
+        with reporting(self, "undo"):
+            result = service.undo()
+            if result is None:
+                self.notify("Nothing to undo")
+                return
+            if not result.undone:
+                self.notify(f"Not undone: {result.question_id} changed elsewhere since")
+                return
+            what = "rating" if result.kind == "rate" else result.kind
+            if result.question_id in self.cards:
+                self._changed(result.question_id, f"Undid the {what} of {result.question_id}")

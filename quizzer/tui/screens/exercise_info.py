@@ -17,7 +17,7 @@ def exercise_text(name: str) -> str:
     command = f"`quizzer exercise {name}` — then `quizzer exercise {name} --check`"
     if readme.is_file():
         return f"{command}\n\n{readme.read_text(encoding='utf-8')}"
-    return f"**{name}** is planned but not available yet.\n\n{command}"
+    return f"**{name}** is planned: its exercise is not written yet, so there is nothing to run."
 
 
 class ExerciseScreen(ModalScreen[None]):
