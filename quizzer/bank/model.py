@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 DIFFICULTIES: tuple[str, ...] = ("easy", "medium", "hard")
@@ -90,9 +90,6 @@ class Question:
     def times_asked(self) -> int:
         return len(self.interviews)
 
-    def asked_by_any(self, companies: Iterable[str]) -> int:
-        return sum(self.asked_by.get(c, 0) for c in companies)
-
 
 @dataclass(frozen=True, slots=True)
 class Filters:
@@ -152,15 +149,6 @@ class Bank:
                 continue
             out.append(q)
         return out
-
-    def rank_new(self, questions: Sequence[Question], companies: Sequence[str]) -> list[Question]:
-        """New-card order: most asked by the chosen companies (or by anyone), easier first."""
-
-        def key(q: Question) -> tuple[int, int, str]:
-            asked = q.asked_by_any(companies) if companies else q.times_asked
-            return (-asked, DIFFICULTY_RANK.get(q.difficulty, 1), q.id)
-
-        return sorted(questions, key=key)
 
     def asked_summary(self, question: Question, top: int = 3) -> str:
         """'ByteDance x3, Alibaba, Baidu +4': who asks it, most frequent first."""

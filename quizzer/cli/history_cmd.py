@@ -14,6 +14,7 @@ import click
 
 from quizzer.cli.common import console, state
 from quizzer.errors import QuizzerError
+from quizzer.review.model import plural
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -41,7 +42,7 @@ def history_export(ctx: click.Context, output: Path | None) -> None:
         return
     with _atomic(output) as out:
         count = write_history(sessions, out, now)
-    console.print(f"wrote {_plural(count, 'record')} to {output}", markup=False)
+    console.print(f"wrote {plural(count, 'record')} to {output}", markup=False)
 
 
 @history_group.command("import")
@@ -94,10 +95,6 @@ def _print_report(report: ImportReport) -> None:
         f"attempts: {report.attempts_added} added, {report.attempts_known} already there",
         markup=False,
     )
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 @contextmanager

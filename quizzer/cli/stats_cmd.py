@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from quizzer.cli.common import console, err_console, state
+from quizzer.review.model import plural
 
 if TYPE_CHECKING:
     from quizzer.review.stats import Retention
@@ -21,14 +22,10 @@ def shown_url(url: str) -> str:
     return re.sub(r"^([a-z0-9+]+://[^:/@]*):.*@", r"\1:***@", url)
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
 def _rate(kept: Retention, noun: str) -> str:
     if kept.rate is None:
         return f"no {noun}s yet"
-    return f"{kept.rate:.0%} of {_plural(kept.reviews, noun)}"
+    return f"{kept.rate:.0%} of {plural(kept.reviews, noun)}"
 
 
 @click.command("stats")
@@ -99,7 +96,7 @@ def stats_cmd(ctx: click.Context, as_json: bool, companies: tuple[str, ...]) -> 
         names = ", ".join(bank.companies[c].name for c in chosen)
         console.print(Text(f"Cards asked by {names} only", style="dim"))
     console.print(
-        f"Streak [b]{_plural(overview.streak, 'day')}[/b]   "
+        f"Streak [b]{plural(overview.streak, 'day')}[/b]   "
         f"Reviewed today [b]{overview.reviews_today}[/b]   "
         f"Due now [b]{overview.due_now}[/b]   New [b]{overview.new_available}[/b]"
     )

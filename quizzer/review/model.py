@@ -83,3 +83,8 @@ def format_interval(delta: timedelta) -> str:
     if days < 365:
         return f"{days / 30:.1f}mo"
     return f"{days / 365:.1f}y"
+
+
+def plural(n: int, word: str) -> str:
+    """'1 day', '2 days': a count with its noun."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"

@@ -13,17 +13,13 @@ from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Static
 
-from quizzer.review.model import format_interval
+from quizzer.review.model import format_interval, plural
 from quizzer.review.session import Summary
 
 if TYPE_CHECKING:
     from quizzer.review.session import StudySession
 
 EXTRA_NEW = 10  # what one press of "+10 new today" adds
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def summary_text(summary: Summary, now: datetime) -> str:
@@ -50,8 +46,8 @@ def summary_text(summary: Summary, now: datetime) -> str:
     if summary.limit_reached:
         lines += [
             "",
-            f"The daily limit of {_plural(summary.new_per_day, 'new card')} is reached; "
-            f"{_plural(summary.new_held_back, 'more new card')} "
+            f"The daily limit of {plural(summary.new_per_day, 'new card')} is reached; "
+            f"{plural(summary.new_held_back, 'more new card')} "
             f"{'is' if summary.new_held_back == 1 else 'are'} waiting.",
             f"Press [b]n[/b] for {EXTRA_NEW} more today, or change it with "
             "[b]quizzer config set new-per-day N[/b].",
