@@ -3,6 +3,7 @@ result is checked for form, and a wrong output is traced to its most likely caus
 
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import gqa_reference as ref
 import pytest
 import torch
+from gqa_devices import HostTensors, Mix
 from torch import Tensor, nn
 from torch.overrides import TorchFunctionMode
 
@@ -164,18 +166,33 @@ class Harness:
         """``module(x, past_kv=past)`` with built-in attention refused; checks the form of
         ``(out, (keys, values))``."""
         self.guard.calls.clear()
+        host = HostTensors(inspect.getfile(self.cls))
         try:
-            with _AttentionGuard(self.guard):
+            with _AttentionGuard(self.guard), host:
                 result = module(x, past_kv=past)
         except ForbiddenAttention as exc:
             pytest.fail(str(exc), pytrace=False)
         except NotImplementedError as exc:
             not_implemented(exc)
         except Exception as exc:
+            if host.mix is not None:  # on a GPU: the mixed operation itself raised
+                pytest.fail(_mixed_devices(host.mix, x, what), pytrace=False)
             pytest.fail(f"forward raised {type(exc).__name__}: {exc} ({what})", pytrace=False)
         if self.guard.calls:  # called, and the error swallowed by the solution
             pytest.fail(_refusal(self.guard.calls[0]), pytrace=False)
+        if host.mix is not None:
+            pytest.fail(_mixed_devices(host.mix, x, what), pytrace=False)
         return check_result(result, cfg, x, past, what)
+
+
+def _mixed_devices(mix: Mix, x: Tensor, what: str) -> str:
+    return (
+        f"device: {mix.created} creates a tensor {list(mix.shape)} without device=, so it is "
+        f"on the CPU whatever the input's device, and {mix.operation} combines it with "
+        f"tensors on the input's device ({x.device} here; {what}). On a GPU that raises "
+        "'Expected all tensors to be on the same device': create it with device=x.device "
+        "(or torch.*_like, x.new_*, .to(x.device))"
+    )
 
 
 def check_projections(module: Any, cfg: Config) -> None:
