@@ -30,7 +30,14 @@ def launch(
         print(f"Today's new-card limit is raised by {total}.")
     from quizzer.tui.app import QuizzerApp
 
-    app = QuizzerApp(service, filters=filters, cram=cram, new_limit=new_limit, start_study=not home)
+    app = QuizzerApp(
+        service,
+        filters=filters,
+        cram=cram,
+        new_limit=new_limit,
+        start_study=not home,
+        first_run=service.needs_setup(),
+    )
     if not home:
         app.preload_study()
     app.run()

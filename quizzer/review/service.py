@@ -29,7 +29,14 @@ from quizzer.review.model import (
     Rating,
     RatingOutcome,
 )
-from quizzer.review.settings import PREFIX, StudySettings, from_rows, name_of, to_stored
+from quizzer.review.settings import (
+    AIMS,
+    PREFIX,
+    StudySettings,
+    from_rows,
+    name_of,
+    to_stored,
+)
 from quizzer.review.undo import ActionKind, UndoRecord, UndoResult, lock_card, snapshot_of
 
 if TYPE_CHECKING:
@@ -146,6 +153,12 @@ class ReviewService:
         self._settings = updated
         self._scheduler = None
         return updated
+
+    def needs_setup(self) -> bool:
+        """True until target companies, level or focus topics have been stored (or skipped)."""
+        with self.reads() as reads:
+            stored = reads.settings(PREFIX)
+        return not any(PREFIX + name in stored for name in AIMS)
 
     def preferences(self, filters: Filters = Filters()) -> Preferences:  # noqa: B008
         """What the new-card order aims at: `--company` if given, else the settings."""

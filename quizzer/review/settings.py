@@ -18,6 +18,8 @@ from quizzer.errors import QuizzerError
 
 PREFIX = "study."
 LEVELS = ("intern", "new-grad", "experienced")
+# The settings the first-run setup asks for; once any is stored, setup has been done.
+AIMS = ("companies", "level", "focus")
 
 
 class SettingError(QuizzerError):
@@ -228,3 +230,24 @@ def describe(settings: StudySettings) -> list[tuple[str, str, str]]:
 def name_of(field: str) -> str:
     """The setting name for a StudySettings field."""
     return _BY_FIELD[field]
+
+
+def parse_changes(
+    current: StudySettings, texts: Mapping[str, str]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Form text (setting name -> text) to the changed fields, and one error line per bad name.
+
+    Only values that differ from `current` are returned; nothing is saved here.
+    """
+    changes: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    for name, text in texts.items():
+        chosen = spec(name)
+        try:
+            value = chosen.parse(text)
+        except SettingError as exc:
+            errors[name] = str(exc)
+            continue
+        if value != getattr(current, chosen.field):
+            changes[chosen.field] = value
+    return changes, errors

@@ -38,6 +38,7 @@ class QuizzerApp(App[None]):
         cram: bool = False,
         new_limit: int | None = None,
         start_study: bool = False,
+        first_run: bool = False,
         targets: list[str] | None = None,
         timer: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -47,7 +48,8 @@ class QuizzerApp(App[None]):
         self.cram = cram
         self.new_limit = new_limit
         self.start_study = start_study
-        self.targets = targets or DEFAULT_TARGETS
+        self.first_run = first_run
+        self._targets = targets
         self.timer = timer
         self.preloaded: StudySession | None = None
 
@@ -67,6 +69,13 @@ class QuizzerApp(App[None]):
             from quizzer.tui.screens.home import HomeScreen
 
             self.push_screen(HomeScreen())
+        if self.first_run:
+            self.action_settings(first_run=True)
+
+    @property
+    def targets(self) -> list[str]:
+        """The companies home shows: as given, else the chosen ones, else the most asked."""
+        return self._targets or list(self.service.settings.companies) or DEFAULT_TARGETS
 
     @work(thread=True, exclusive=True, group="open")
     def open_database(self) -> None:
@@ -123,6 +132,17 @@ class QuizzerApp(App[None]):
         from quizzer.tui.screens.browse import BrowseScreen
 
         self.push_screen(BrowseScreen())
+
+    def action_settings(self, first_run: bool = False) -> None:
+        """The settings screen; a first-run setup over a study screen reorders its queue."""
+        from quizzer.tui.screens.settings import SettingsScreen
+
+        def saved(changed: bool | None) -> None:
+            screen = self.screen
+            if changed and isinstance(screen, StudyScreen):
+                screen.reload()
+
+        self.push_screen(SettingsScreen(first_run=first_run), saved)
 
     def action_help(self) -> None:
         from quizzer.tui.screens.help import HelpScreen

@@ -18,6 +18,7 @@ class HomeScreen(Screen[None]):
         Binding("s", "app.study", "Study"),
         Binding("c", "app.cram", "Cram"),
         Binding("r", "app.browse", "Browse"),
+        Binding("o", "app.settings", "Settings"),
         Binding("question_mark", "app.help", "Keys"),
         Binding("q", "app.quit", "Quit"),
     ]

@@ -99,6 +99,14 @@ class StudyScreen(Screen[None]):
             return
         self.app.call_from_thread(self.show_current)
 
+    def reload(self) -> None:
+        """Build the queue again (the settings changed) unless this sitting has begun."""
+        if self.session.done or self.revealed:
+            return
+        with reporting(self, "load cards"):
+            self.session.load()
+            self.show_current()
+
     # -- rendering -----------------------------------------------------------------------
 
     def show_current(self) -> None:
