@@ -51,11 +51,18 @@ class SettingsScreen(Screen[bool]):
     BINDINGS = [
         Binding("ctrl+s", "save", "Save", priority=True),
         Binding("escape", "cancel", "Cancel"),
+        Binding("escape", "skip", "Skip"),
     ]
 
     def __init__(self, *, first_run: bool = False) -> None:
         super().__init__()
         self.first_run = first_run
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # escape skips the first-run setup and cancels the settings screen.
+        if action in ("cancel", "skip"):
+            return (action == "skip") == self.first_run
+        return True
 
     @property
     def current(self) -> StudySettings:
