@@ -55,9 +55,12 @@ def test_show_by_alias(capsys):
     [
         (
             ["list", "--company", "bytedanse"],
-            "unknown company 'bytedanse'; did you mean 'bytedance'?",
+            "unknown company 'bytedanse' (did you mean 'bytedance'?); see quizzer companies",
         ),
-        (["list", "--topic", "kvv"], "unknown topic 'kvv'; did you mean 'kv'?"),
+        (
+            ["list", "--topic", "kvv"],
+            "unknown topic 'kvv' (did you mean 'kv'?); see quizzer topics",
+        ),
         (["list", "--interview", "nope-1"], "unknown interview 'nope-1'"),
         (["show", "no-such-question"], "unknown question 'no-such-question'"),
         (["--db", "nosuchdialect://x", "list", "--due"], "bad database URL"),

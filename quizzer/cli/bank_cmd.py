@@ -6,10 +6,12 @@ from pathlib import Path
 
 import click
 
-from quizzer.cli.common import console, err_console, state
+from quizzer.cli.common import bank_size, console, err_console, state
+from quizzer.cli.suggest import SuggestingGroup
+from quizzer.review.model import plural
 
 
-@click.group("bank")
+@click.group("bank", cls=SuggestingGroup)
 def bank_group() -> None:
     """Check question banks."""
 
@@ -29,7 +31,6 @@ def validate(ctx: click.Context, paths: tuple[Path, ...]) -> None:
     for problem in problems:
         err_console.print(str(problem), markup=False)
     if problems:
-        err_console.print(f"{len(problems)} problem(s) found", style="bold red")
+        err_console.print(f"{plural(len(problems), 'problem')} found", style="bold red")
         ctx.exit(1)
-    counts = bank.counts()
-    console.print("bank OK: " + ", ".join(f"{n} {name}" for name, n in counts.items()))
+    console.print("bank OK: " + bank_size(bank.counts()))

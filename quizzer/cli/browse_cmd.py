@@ -16,6 +16,7 @@ from rich.text import Text
 from quizzer.bank.model import Bank, Question
 from quizzer.bank.order import asked_count
 from quizzer.cli.common import check_ids, console, filter_options, make_filters, state
+from quizzer.review.model import plural
 
 SORTS = ("asked", "id", "topic", "difficulty")
 
@@ -88,7 +89,7 @@ def list_cmd(
     console.print(table)
     whose = "by " + ", ".join(filters.companies) if filters.companies else "in all"
     console.print(
-        f"{len(questions)} question{'s' if len(questions) != 1 else ''}; asked: write-ups "
+        f"{plural(len(questions), 'question')}; asked: write-ups "
         f"{whose} that asked one of the question's themes",
         style="dim",
         markup=False,
@@ -113,9 +114,8 @@ def show_cmd(ctx: click.Context, question_id: str) -> None:
     console.print(Panel(Text(question.question), title=Text(question.id), subtitle=subtitle))
     if question.times_asked:
         asked = bank.asked_summary(question, 6)
-        n = question.times_asked
-        noun = "write-up" if n == 1 else "write-ups"
-        console.print(Text(f"Its themes came up in {n} interview {noun}: {asked}"))
+        ups = plural(question.times_asked, "interview write-up")
+        console.print(Text(f"Its themes came up in {ups}: {asked}"))
     console.print(Markdown(question.answer))
     console.print("\n[bold]Key points[/bold]")
     for point in question.key_points:

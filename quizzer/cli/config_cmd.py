@@ -11,9 +11,11 @@ import click
 from rich.table import Table
 
 from quizzer.cli.common import check_ids, console, state
+from quizzer.cli.suggest import SuggestingGroup
 from quizzer.review.settings import (
     LEVELS,
     SPECS,
+    Spec,
     StudySettings,
     describe,
     show_duration,
@@ -28,6 +30,12 @@ def _service(ctx: click.Context) -> ReviewService:
     return state(ctx).review_service()
 
 
+def _spec(name: str) -> Spec:
+    """The setting called `name`; a mistyped one names the nearest and `quizzer config`."""
+    check_ids("setting", [name], SPECS)
+    return spec(name)
+
+
 def _check_bank_ids(ctx: click.Context, field: str, value: object) -> None:
     bank = state(ctx).bank
     if field == "companies":
@@ -36,7 +44,7 @@ def _check_bank_ids(ctx: click.Context, field: str, value: object) -> None:
         check_ids("topic", list(value), bank.topics)  # type: ignore[call-overload]
 
 
-@click.group("config", invoke_without_command=True)
+@click.group("config", cls=SuggestingGroup, invoke_without_command=True)
 @click.pass_context
 def config_group(ctx: click.Context) -> None:
     """Show or change the study settings (kept in the database, so they follow it)."""
@@ -81,7 +89,7 @@ def _plain(value: object) -> object:
 @click.pass_context
 def get_cmd(ctx: click.Context, name: str) -> None:
     """Print one setting's value."""
-    chosen = spec(name)
+    chosen = _spec(name)
     console.print(chosen.show(getattr(_service(ctx).settings, chosen.field)), markup=False)
 
 
@@ -91,7 +99,7 @@ def get_cmd(ctx: click.Context, name: str) -> None:
 @click.pass_context
 def set_cmd(ctx: click.Context, name: str, value: tuple[str, ...]) -> None:
     """Change a setting, e.g. `set new-per-day 30`, `set learning-steps 1m 10m`."""
-    chosen = spec(name)
+    chosen = _spec(name)
     parsed = chosen.parse(" ".join(value))
     _check_bank_ids(ctx, chosen.field, parsed)
     settings = _service(ctx).save_settings(**{chosen.field: parsed})
@@ -103,7 +111,7 @@ def set_cmd(ctx: click.Context, name: str, value: tuple[str, ...]) -> None:
 @click.pass_context
 def reset_cmd(ctx: click.Context, name: str) -> None:
     """Put a setting back to its default."""
-    chosen = spec(name)
+    chosen = _spec(name)
     default = getattr(StudySettings(), chosen.field)
     _service(ctx).save_settings(**{chosen.field: default})
     console.print(f"{name} = {chosen.show(default)} (default)", markup=False)

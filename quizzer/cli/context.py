@@ -15,6 +15,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class Settings:
+    """The global options: which database, and which extra question folders."""
+
     db_url: str | None = None
     extra_banks: tuple[Path, ...] = ()
 
@@ -25,14 +27,24 @@ class Settings:
         A plain path means an SQLite file. Only the default location's folder is created;
         an explicit path must name an existing folder.
         """
+        url = self.chosen_db_url
+        if self.db_url or os.environ.get("QUIZZER_DB"):
+            return url
+        from quizzer.paths import user_data_dir
+
+        user_data_dir().mkdir(parents=True, exist_ok=True)
+        return url
+
+    @property
+    def chosen_db_url(self) -> str:
+        """The URL `resolved_db_url` gives, worked out without creating any folder."""
         from quizzer.db.target import resolve_url
 
         chosen = self.db_url or os.environ.get("QUIZZER_DB")
         if chosen:
             return resolve_url(chosen)
-        from quizzer.paths import default_db_url, user_data_dir
+        from quizzer.paths import default_db_url
 
-        user_data_dir().mkdir(parents=True, exist_ok=True)
         return default_db_url()
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import re
 import shlex
 import time
@@ -12,13 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console, RenderableType
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from quizzer.cli.common import console, err_console, state
+from quizzer.cli.common import check_ids, console, err_console, print_unwrapped, state
 from quizzer.cli.context import AppContext
 from quizzer.errors import QuizzerError
+from quizzer.review.model import plural
 
 if TYPE_CHECKING:
     from quizzer.db.attempts import Attempt, AttemptStore
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 Check = Callable[[], "tuple[GradeResult, Path]"]
 
 DEVICES = ("auto", "cpu", "cuda")
-PIPE_WIDTH = 1000  # into a pipe or a file: lines as long as they are, not cut at 80
 INSTALL_HINT = (
     "on a CPU-only machine first `pip install torch==2.13.0` (the CPU build), then "
     "`pip install 'quizzer[exercises]'` (alone, that pulls the multi-GB CUDA build of torch)"
@@ -60,10 +59,7 @@ def _show(renderable: RenderableType) -> None:
     if _is_terminal():
         console.print(renderable)
         return
-    wide = Console(width=PIPE_WIDTH, file=io.StringIO(), color_system=None, highlight=False)
-    wide.print(renderable)
-    text = wide.file.getvalue()  # type: ignore[attr-defined]
-    click.echo("\n".join(line.rstrip() for line in text.splitlines()))
+    print_unwrapped(renderable)
 
 
 def _asked(app: AppContext, catalog: Catalog) -> dict[str, tuple[int, str]]:
@@ -142,7 +138,8 @@ def _next(app: AppContext, directory: Path | None) -> None:
     if name is None:
         console.print("Every exercise is passed.", style="bold green")
         return
-    console.print(f"Next: {name} (asked in {asked[name][0]} interview write-ups)\n", markup=False)
+    ups = plural(asked[name][0], "interview write-up")
+    console.print(f"Next: {name} (asked in {ups})\n", markup=False)
     _scaffold(app, name, None, directory, do_reset=False)
 
 
@@ -394,9 +391,10 @@ def exercise_cmd(
     if name == "next":
         _next(app, directory)
         return
-    from quizzer.exercises import get_exercise
+    from quizzer.exercises import get_exercise, load_catalog
 
-    get_exercise(name)  # an unknown, planned or unsafe name is one clear error
+    check_ids("exercise", [name], load_catalog().names)
+    get_exercise(name)  # a planned or unsafe name is one clear error too
     if hint:
         _hint(app, name)
     elif solution:

@@ -7,7 +7,9 @@ from pathlib import Path
 import click
 
 from quizzer.cli.common import console, filter_options, make_filters, state
+from quizzer.cli.suggest import SuggestingGroup
 from quizzer.errors import QuizzerError
+from quizzer.review.model import plural
 
 
 def _output(path: Path) -> Path:
@@ -19,7 +21,7 @@ def _output(path: Path) -> Path:
     return path
 
 
-@click.group("export")
+@click.group("export", cls=SuggestingGroup)
 def export_group() -> None:
     """Export the bank to Anki."""
 
@@ -54,9 +56,8 @@ def export_anki(
         _export_scheduled(ctx, questions, path)
         return
     summary = export_apkg(bank, questions, path)
-    console.print(
-        f"wrote {summary.notes} notes in {len(summary.decks) - 1} topic decks to {summary.path}"
-    )
+    decks = plural(len(summary.decks) - 1, "topic deck")
+    console.print(f"wrote {plural(summary.notes, 'note')} in {decks} to {summary.path}")
 
 
 def _export_scheduled(ctx: click.Context, questions: list, path: Path) -> None:
@@ -81,7 +82,8 @@ def _export_scheduled(ctx: click.Context, questions: list, path: Path) -> None:
         retention=service.scheduler.desired_retention,
     )
     console.print(
-        f"wrote {len(questions)} notes to {path}, {scheduled} with their schedule and review log"
+        f"wrote {plural(len(questions), 'note')} to {path}, {scheduled} with their schedule "
+        "and review log"
         " (open it in Anki with FSRS on)",
         markup=False,
     )
@@ -100,4 +102,4 @@ def export_csv_cmd(ctx: click.Context, output: Path, **filter_args: object) -> N
     if not questions:
         raise QuizzerError("no question matches these filters; nothing to export")
     summary = export_csv(bank, questions, _output(output))
-    console.print(f"wrote {summary.notes} notes to {summary.path}")
+    console.print(f"wrote {plural(summary.notes, 'note')} to {summary.path}")

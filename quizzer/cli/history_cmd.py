@@ -13,6 +13,7 @@ from typing import IO, TYPE_CHECKING
 import click
 
 from quizzer.cli.common import console, state
+from quizzer.cli.suggest import SuggestingGroup
 from quizzer.errors import QuizzerError
 from quizzer.review.model import plural
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from quizzer.db.history import ImportReport
 
 
-@click.group("history")
+@click.group("history", cls=SuggestingGroup)
 def history_group() -> None:
     """Move every review, setting and exercise attempt between databases."""
 
@@ -59,7 +60,7 @@ def history_import(ctx: click.Context, file: Path) -> None:
     _print_report(report)
 
 
-@click.group("db")
+@click.group("db", cls=SuggestingGroup)
 def db_group() -> None:
     """The database itself."""
 

@@ -7,9 +7,11 @@ from pathlib import Path
 import click
 
 from quizzer.cli.common import console, err_console, state
+from quizzer.cli.suggest import SuggestingGroup
+from quizzer.review.model import plural
 
 
-@click.group("import")
+@click.group("import", cls=SuggestingGroup)
 def import_group() -> None:
     """Bring reviews made elsewhere back into quizzer."""
 
@@ -27,13 +29,14 @@ def import_anki(ctx: click.Context, file: Path) -> None:
     found = read_anki_reviews(file.expanduser(), app.bank)  # all read before any write
     if found.foreign_notes or found.unknown_guids:
         err_console.print(
-            f"left alone: {found.foreign_notes} notes that are not quizzer's, "
-            f"{found.unknown_guids} of quizzer's for questions this bank no longer has",
+            f"left alone: {plural(found.foreign_notes, 'note')} not made by quizzer, "
+            f"{plural(found.unknown_guids, 'quizzer note')} for questions this bank no longer has",
             markup=False,
         )
     report = import_records(app.sessions.factory(), found.records, app.review_service().scheduler)
     console.print(
-        f"{found.quizzer_notes} quizzer notes; reviews: {report.reviews_added} added, "
-        f"{report.reviews_known} already there; {report.cards_recomputed} cards recomputed",
+        f"{plural(found.quizzer_notes, 'quizzer note')}; reviews: {report.reviews_added} added, "
+        f"{report.reviews_known} already there; "
+        f"{plural(report.cards_recomputed, 'card')} recomputed",
         markup=False,
     )

@@ -8,33 +8,41 @@ from pathlib import Path
 
 import click
 
-from quizzer import __version__
 from quizzer.cli.common import err_console
 from quizzer.cli.context import AppContext, Settings
+from quizzer.cli.suggest import SuggestingGroup
 
 # Each command's module is imported only when that command runs, so a quick command does
 # not pay for the imports of the others.
 COMMANDS = {
     "bank": ("quizzer.cli.bank_cmd", "bank_group"),
+    "companies": ("quizzer.cli.discover_cmd", "companies_cmd"),
     "config": ("quizzer.cli.config_cmd", "config_group"),
     "db": ("quizzer.cli.history_cmd", "db_group"),
     "exercise": ("quizzer.cli.exercise_cmd", "exercise_cmd"),
     "export": ("quizzer.cli.export_cmd", "export_group"),
     "history": ("quizzer.cli.history_cmd", "history_group"),
     "import": ("quizzer.cli.import_cmd", "import_group"),
+    "info": ("quizzer.cli.info_cmd", "info_cmd"),
+    "interviews": ("quizzer.cli.discover_cmd", "interviews_cmd"),
     "list": ("quizzer.cli.browse_cmd", "list_cmd"),
     "setup": ("quizzer.cli.config_cmd", "setup_cmd"),
     "show": ("quizzer.cli.browse_cmd", "show_cmd"),
     "stats": ("quizzer.cli.stats_cmd", "stats_cmd"),
     "study": ("quizzer.cli.study_cmd", "study_cmd"),
+    "topics": ("quizzer.cli.discover_cmd", "topics_cmd"),
 }
 
 
-class LazyGroup(click.Group):
+class LazyGroup(SuggestingGroup):
+    """The root group: commands imported on first use; a mistyped one gets a suggestion."""
+
     def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command name, sorted."""
         return sorted(COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command called `cmd_name`, its module imported now; None if there is none."""
         if cmd_name not in COMMANDS:
             return None
         module, attr = COMMANDS[cmd_name]
@@ -58,14 +66,21 @@ class LazyGroup(click.Group):
     type=click.Path(path_type=Path),
     help="An extra folder of question files (repeatable).",
 )
-@click.version_option(__version__, "--version", prog_name="quizzer", message="%(prog)s %(version)s")
+@click.option(
+    "--version", "show_version", is_flag=True, help="Show the version and the database in use."
+)
 @click.pass_context
-def cli(ctx: click.Context, db: str | None, banks: tuple[Path, ...]) -> None:
+def cli(ctx: click.Context, db: str | None, banks: tuple[Path, ...], show_version: bool) -> None:
     """Spaced repetition and graded exercises for AI-infrastructure interviews.
 
     Run without a command to open the study app.
     """
     ctx.obj = AppContext(Settings(db_url=db, extra_banks=banks))
+    if show_version:
+        from quizzer.cli.info_cmd import print_version
+
+        print_version(ctx.obj.settings)
+        ctx.exit(0)
     if ctx.invoked_subcommand is None:
         from quizzer.cli.study_cmd import launch
 
@@ -99,6 +114,7 @@ def entry(argv: list[str] | None = None) -> int:
 
 
 def run() -> None:
+    """The `quizzer` console script."""
     sys.exit(entry())
 
 
