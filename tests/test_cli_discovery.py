@@ -117,6 +117,7 @@ def test_interviews_table_counts_write_ups(capsys):
             ["exercise", "cuda-reduc"],
             "unknown exercise 'cuda-reduc' (did you mean 'cuda-reduce'?); see quizzer exercise",
         ),
+        (["exercise", "../x"], "unknown exercise '../x' (ready: "),
         (
             ["config", "get", "new-per-dy"],
             "unknown setting 'new-per-dy' (did you mean 'new-per-day'?); see quizzer config",

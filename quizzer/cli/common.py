@@ -10,8 +10,7 @@ from rich.console import Console, RenderableType
 
 from quizzer.bank.model import DIFFICULTIES, Bank, Filters
 from quizzer.cli.context import AppContext
-from quizzer.cli.suggest import unknown_message
-from quizzer.errors import UnknownIdError
+from quizzer.errors import UnknownIdError, unknown_message
 from quizzer.review.model import plural
 
 console = Console(highlight=False)

@@ -15,7 +15,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from quizzer.cli.common import check_ids, console, err_console, print_unwrapped, state
+from quizzer.cli.common import console, err_console, print_unwrapped, state
 from quizzer.cli.context import AppContext
 from quizzer.errors import QuizzerError
 from quizzer.review.model import plural
@@ -391,10 +391,9 @@ def exercise_cmd(
     if name == "next":
         _next(app, directory)
         return
-    from quizzer.exercises import get_exercise, load_catalog
+    from quizzer.exercises import get_exercise
 
-    check_ids("exercise", [name], load_catalog().names)
-    get_exercise(name)  # a planned or unsafe name is one clear error too
+    get_exercise(name)  # an unknown, planned or unsafe name is one clear error
     if hint:
         _hint(app, name)
     elif solution:

@@ -1,50 +1,13 @@
-"""Did-you-mean: one wording for every unknown id and every mistyped command.
-
-``unknown topic 'kvv' (did you mean 'kv'?); see quizzer topics``: the value as typed, the
-nearest known one, and the command that lists the valid ones.
-"""
+"""Did-you-mean for mistyped commands, worded as every unknown id is (`unknown_message`):
+``unknown command 'stdy' (did you mean 'study'?); see quizzer --help``."""
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable
 from typing import IO, Any
 
 import click
 
-# The command that lists the valid ids of each kind.
-LISTED_BY = {
-    "company": "quizzer companies",
-    "tier": "quizzer companies",
-    "topic": "quizzer topics",
-    "interview": "quizzer interviews",
-    "question": "quizzer list",
-    "exercise": "quizzer exercise",
-    "setting": "quizzer config",
-    "command": "quizzer --help",
-}
-SHOWN_LENGTH = 60  # a pasted paragraph is cut, so the error stays one readable line
-
-
-def _shown(value: str) -> str:
-    """The value quoted as Python would, so a newline or tab in it stays on one line."""
-    cut = value if len(value) <= SHOWN_LENGTH else value[: SHOWN_LENGTH - 3] + "..."
-    return repr(cut)
-
-
-def nearest(value: str, known: Iterable[str]) -> str | None:
-    """The known name closest to `value`, or None when none is close enough."""
-    close = difflib.get_close_matches(value, list(known), n=1, cutoff=0.5)
-    return close[0] if close else None
-
-
-def unknown_message(kind: str, value: str, known: Iterable[str], see: str | None = None) -> str:
-    """``unknown KIND 'VALUE' (did you mean 'X'?); see COMMAND`` as one line."""
-    close = nearest(value, known)
-    hint = f" (did you mean {_shown(close)}?)" if close else ""
-    listed = see or LISTED_BY.get(kind)
-    tail = f"; see {listed}" if listed else ""
-    return f"unknown {kind} {_shown(value)}{hint}{tail}"
+from quizzer.errors import unknown_message
 
 
 class UnknownCommandError(click.ClickException):

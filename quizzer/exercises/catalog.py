@@ -14,7 +14,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from quizzer.errors import QuizzerError, UnknownIdError
+from quizzer.errors import QuizzerError, UnknownIdError, unknown_message
 from quizzer.paths import exercises_root
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
@@ -166,11 +166,11 @@ class Catalog:
         """The entry for ``name``; anything unknown (``../x`` included) raises."""
         entry = self._by_name.get(name) if isinstance(name, str) else None
         if entry is None:
-            shown = name if len(str(name)) <= 60 else str(name)[:57] + "..."
             ready = ", ".join(e.name for e in self.entries if e.status == "ready")
-            raise UnknownExerciseError(
-                f"unknown exercise {shown!r} (ready: {ready}; `quizzer exercise` lists them all)"
+            message = unknown_message(
+                "exercise", str(name), self.names, otherwise=f"ready: {ready}"
             )
+            raise UnknownExerciseError(message)
         return entry
 
     def get(self, name: str) -> Exercise:
