@@ -17,7 +17,7 @@ from quizzer.cli.context import Settings
 
 def database_line(settings: Settings) -> str:
     """``database: URL``, the password hidden; no folder is created and nothing opens."""
-    from quizzer.cli.stats_cmd import shown_url
+    from quizzer.db.target import shown_url
 
     return f"database: {shown_url(settings.chosen_db_url)}"
 
@@ -33,7 +33,7 @@ def print_version(settings: Settings) -> None:
 @click.pass_context
 def info_cmd(ctx: click.Context, as_json: bool) -> None:
     """Version, Python, bank size, database and data folder."""
-    from quizzer.cli.stats_cmd import shown_url
+    from quizzer.db.target import shown_url
     from quizzer.paths import bank_dir, user_data_dir
 
     app = state(ctx)

@@ -7,6 +7,7 @@ one line before a byte of it changes.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 from urllib.parse import quote
@@ -97,3 +98,8 @@ def _read_tables(path: Path) -> tuple[set[str], str | None]:
         raise DatabaseError(f"{path} is corrupt or not a quizzer database ({exc})") from None
     finally:
         connection.close()
+
+
+def shown_url(url: str) -> str:
+    """The database URL with any password hidden."""
+    return re.sub(r"^([a-z0-9+]+://[^:/@]*):.*@", r"\1:***@", url)

@@ -110,6 +110,15 @@ class ReviewService:
         self._undo: list[UndoRecord] = []  # this caller's actions, newest last
         self.damaged: dict[str, str] = {}  # question id -> why its stored row is unusable
 
+    @property
+    def database_url(self) -> str:
+        """The URL of the database in use (with its password: hide it before showing)."""
+        url = getattr(self.sessions, "url", None)
+        if url is None:  # a plain sessionmaker: its engine knows
+            bind = self.sessions.kw.get("bind")  # type: ignore[union-attr]
+            return bind.url.render_as_string(hide_password=False) if bind else ""
+        return str(url)
+
     # -- settings ------------------------------------------------------------------------
 
     @property
@@ -170,6 +179,10 @@ class ReviewService:
         with self.reads() as reads:
             rows = reads.settings(EXTRA_NEW_KEY)
         return _extra_today(rows, self.day.start_of_day(self.clock()))
+
+    def new_left_today(self, counts: DayCounts) -> int:
+        """How many more new cards today's limit (custom study included) lets in."""
+        return max(0, self.settings.new_per_day + self.extra_new_today() - counts.new_done)
 
     def add_new_today(self, count: int) -> int:
         """Raise today's new-card limit by `count`; returns today's extra in all."""

@@ -41,6 +41,7 @@ class Overview:
     reviews_today: int
     due_now: int
     new_available: int
+    new_today: int  # new cards today's limit still lets in (of new_available)
     by_topic: list[Breakdown]
     by_company: list[Breakdown]
     readiness: list[Readiness]
@@ -129,6 +130,9 @@ def overview(
             new_topic[q.topic] += 1
             new_company.update(q.asked_by.keys())
     total_topic = Counter(card.question.topic for card in cards.values())
+    total_company: Counter[str] = Counter()
+    for card in cards.values():
+        total_company.update(card.question.asked_by.keys())
     by_topic = sorted(
         (
             Breakdown(t, bank.topics[t].name, due_topic[t], new_topic[t], total_topic[t])
@@ -137,7 +141,7 @@ def overview(
         key=lambda b: (-b.due, -b.new, b.name),
     )
     by_company = [
-        Breakdown(c, bank.companies[c].name, due_company[c], new_company[c], 0)
+        Breakdown(c, bank.companies[c].name, due_company[c], new_company[c], total_company[c])
         for c in targets
         if c in bank.companies
     ]
@@ -146,6 +150,7 @@ def overview(
         reviews_today=counts.reviews_done + counts.new_done,
         due_now=counts.reviews_due,
         new_available=counts.new_available,
+        new_today=min(counts.new_available, service.new_left_today(counts)),
         by_topic=by_topic,
         by_company=by_company,
         readiness=sorted(

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import work
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding
 
 from quizzer.bank.model import Filters
@@ -16,6 +16,8 @@ from quizzer.review.session import StudySession
 from quizzer.tui.screens.study import StudyScreen
 
 if TYPE_CHECKING:
+    from textual.screen import Screen
+
     from quizzer.review.service import ReviewService
     from quizzer.review.stats import Overview
 
@@ -125,6 +127,13 @@ class QuizzerApp(App[None]):
         else:
             self.push_screen(StudyScreen(self._session(self.cram)))
 
+    def study_on(self, filters: Filters) -> None:
+        """A sitting on one topic or company (Enter on a home row)."""
+        session = StudySession(
+            self.service, filters, cram=self.cram, new_limit=self.new_limit, timer=self.timer
+        )
+        self.push_screen(StudyScreen(session))
+
     def action_cram(self) -> None:
         self.push_screen(StudyScreen(self._session(True)))
 
@@ -143,6 +152,27 @@ class QuizzerApp(App[None]):
                 screen.reload()
 
         self.push_screen(SettingsScreen(first_run=first_run), saved)
+
+    def action_stats(self) -> None:
+        from quizzer.tui.screens.stats import StatsScreen
+
+        self.push_screen(StatsScreen())
+
+    def action_exercises(self) -> None:
+        from quizzer.tui.screens.exercise_list import ExerciseListScreen
+
+        self.push_screen(ExerciseListScreen())
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """The app's own commands first, then Textual's (theme, keys, quit...)."""
+        yield SystemCommand("Study", "Due cards, then new ones", self.action_study)
+        yield SystemCommand("Cram", "Review without changing the schedule", self.action_cram)
+        yield SystemCommand("Browse", "Search every card", self.action_browse)
+        yield SystemCommand("Stats", "Recall, forecast and readiness", self.action_stats)
+        yield SystemCommand("Settings", "Limits, steps, companies, focus", self.action_settings)
+        yield SystemCommand("Exercises", "The graded coding exercises", self.action_exercises)
+        yield SystemCommand("Keys", "Every key of every screen", self.action_help)
+        yield from super().get_system_commands(screen)
 
     def action_help(self) -> None:
         from quizzer.tui.screens.help import HelpScreen

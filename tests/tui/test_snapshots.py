@@ -13,6 +13,13 @@ pytest.importorskip("pytest_textual_snapshot")
 
 async def _settle(pilot) -> None:
     await settle(pilot)
+    pin_database_line(pilot.app)
+
+
+def pin_database_line(app) -> None:
+    """The database is a fresh temp file each run: show a fixed name in its place."""
+    for line in app.screen.query("#database"):
+        line.update("Database: sqlite:///test.db")
 
 
 def test_home(snap_compare, make_app):

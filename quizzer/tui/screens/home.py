@@ -1,71 +1,172 @@
-"""Home: today at a glance, readiness for the target companies, and where to go next."""
+"""Home: today at a glance, readiness for the target companies, and where to go next.
+
+The tables fit the terminal: numbers are never cut, the name column takes what is left
+and ends in an ellipsis when it must; below 110 columns the tables stack.
+"""
 
 from __future__ import annotations
 
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.events import Resize
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from quizzer.review.stats import Overview
+from quizzer.bank.model import Filters
+from quizzer.review.model import plural
+from quizzer.review.stats import Breakdown, Overview
+from quizzer.tui.reporting import read_then_show
+
+NARROW = 110  # below this width the two tables stack
+READY_HELP = "ready: share of a company's asked themes whose cards you now recall at >= 90%"
+
+
+def fit(text: str, width: int) -> str:
+    """`text` cut to `width` cells, with an ellipsis when it was cut."""
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+def number_widths(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[int]:
+    """The width each number column needs: its header or its widest value."""
+    return [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(header)]
+
+
+def today_line(overview: Overview) -> str:
+    """'Due now 3 · New today 20 of 530 · Reviewed today 4 · Streak 2 days'."""
+    return (
+        f"Due now [b]{overview.due_now}[/b] · "
+        f"New today [b]{overview.new_today}[/b] of {overview.new_available} · "
+        f"Reviewed today [b]{overview.reviews_today}[/b] · "
+        f"Streak [b]{plural(overview.streak, 'day')}[/b]"
+    )
 
 
 class HomeScreen(Screen[None]):
+    """Counts per topic and target company; Enter on a row studies it."""
+
     BINDINGS = [
         Binding("s", "app.study", "Study"),
         Binding("c", "app.cram", "Cram"),
         Binding("r", "app.browse", "Browse"),
+        Binding("t", "app.stats", "Stats"),
         Binding("o", "app.settings", "Settings"),
         Binding("question_mark", "app.help", "Keys"),
         Binding("q", "app.quit", "Quit"),
     ]
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.overview: Overview | None = None
+
     def compose(self) -> ComposeResult:
         yield Static("quizzer · AI-infra interview prep", id="title")
         yield Static("Loading...", id="today")
         with Horizontal(id="home-tables"):
-            with Vertical():
-                yield Static("By topic", classes="section-title")
+            with Vertical(id="topics-box"):
+                yield Static("By topic  (enter: study it)", classes="section-title")
                 yield DataTable(id="topics", cursor_type="row", zebra_stripes=True)
-            with Vertical():
-                yield Static("Target companies", classes="section-title")
+            with Vertical(id="companies-box"):
+                yield Static("Target companies  (enter: study it)", classes="section-title")
                 yield DataTable(id="companies", cursor_type="row", zebra_stripes=True)
+                yield Static(READY_HELP, id="ready-help")
+        yield Static(Content(f"Database: {self.database()}"), id="database")
         yield Footer()
 
-    def on_mount(self) -> None:
-        self.query_one("#topics", DataTable).add_columns("topic", "due", "new", "total")
-        self.query_one("#companies", DataTable).add_columns("company", "due", "new", "ready")
+    def database(self) -> str:
+        from quizzer.db.target import shown_url
+
+        return shown_url(self.app.service.database_url)  # type: ignore[attr-defined]
 
     def on_screen_resume(self) -> None:
         self.refresh_overview()
 
+    @on(Resize)
+    def _resized(self, event: Resize) -> None:
+        self.query_one("#home-tables").set_class(event.size.width < NARROW, "narrow")
+        self.call_after_refresh(self.fill)
+
     @work(thread=True, exclusive=True)
     def refresh_overview(self) -> None:
-        try:
-            overview = self.app.overview()  # type: ignore[attr-defined]
-        except Exception as exc:  # a DB failure is a message, not a crash
-            self.app.call_from_thread(
-                self.app.notify, f"Could not read progress: {exc}", severity="error", markup=False
-            )
-            return
-        self.app.call_from_thread(self.show, overview)
+        read_then_show(self, "read progress", self.app.overview, self.show)  # type: ignore[attr-defined]
 
     def show(self, overview: Overview) -> None:
-        self.query_one("#today", Static).update(
-            f"Due now [b]{overview.due_now}[/b]   New [b]{overview.new_available}[/b]   "
-            f"Reviewed today [b]{overview.reviews_today}[/b]   "
-            f"Streak [b]{overview.streak}[/b] day(s)"
+        self.overview = overview
+        self.query_one("#today", Static).update(today_line(overview))
+        self.fill()
+
+    def fill(self) -> None:
+        """Size the company column for its names, then fill both tables once laid out."""
+        overview = self.overview
+        if overview is None:
+            return
+        box = self.query_one("#companies-box")
+        narrow = self.query_one("#home-tables").has_class("narrow")
+        # Its padding and the scrollbar come on top of the table.
+        box.styles.width = None if narrow else self.companies_width(overview) + 3
+        self.call_after_refresh(self.fill_tables)
+
+    def fill_tables(self) -> None:
+        """(Re)build both tables for the width they have now."""
+        overview = self.overview
+        if overview is None:
+            return
+        ready = {r.company: f"{r.share:.0%}" for r in overview.readiness}
+        self._fill(
+            self.query_one("#topics", DataTable),
+            ("topic", "due", "new", "total"),
+            [(row, (str(row.due), str(row.new), str(row.total))) for row in overview.by_topic],
         )
-        topics = self.query_one("#topics", DataTable)
-        topics.clear()
-        for row in overview.by_topic:
-            topics.add_row(Text(row.name[:34]), row.due, row.new, row.total, key=row.key)
-        companies = self.query_one("#companies", DataTable)
-        companies.clear()
-        ready = {r.company: r for r in overview.readiness}
-        for row in overview.by_company:
-            share = ready[row.key].share if row.key in ready else 0.0
-            companies.add_row(Text(row.name), row.due, row.new, f"{share:.0%}", key=row.key)
+        self._fill(
+            self.query_one("#companies", DataTable),
+            ("company", "due", "new", "total", "ready"),
+            [
+                (row, (str(row.due), str(row.new), str(row.total), ready.get(row.key, "0%")))
+                for row in overview.by_company
+            ],
+        )
+
+    @staticmethod
+    def companies_width(overview: Overview) -> int:
+        """The width the company table needs to show every name whole."""
+        header = ("company", "due", "new", "total", "ready")
+        values = [(str(r.due), str(r.new), str(r.total), "100%") for r in overview.by_company]
+        longest = max([len(header[0]), *(len(r.name) for r in overview.by_company)])
+        return longest + sum(number_widths(header[1:], values)) + 2 * len(header) + 2
+
+    @staticmethod
+    def _fill(
+        table: DataTable[object],
+        header: tuple[str, ...],
+        rows: list[tuple[Breakdown, tuple[str, ...]]],
+    ) -> None:
+        widths = number_widths(header[1:], [values for _, values in rows])
+        padding = 2 * table.cell_padding
+        # What the numbers leave for the name: every column's padding, and the scrollbar.
+        spare = table.size.width - sum(widths) - padding * len(header) - 2
+        longest = max([len(header[0]), *(len(row.name) for row, _ in rows)])
+        name_width = max(8, min(longest, spare))
+        cursor = table.cursor_row
+        table.clear(columns=True)
+        table.add_column(header[0], width=name_width, key="name")
+        for label, width in zip(header[1:], widths, strict=True):
+            table.add_column(Text(label, justify="right"), width=width, key=label)
+        for row, values in rows:
+            cells = [Text(v, justify="right") for v in values]
+            table.add_row(Text(fit(row.name, name_width)), *cells, key=row.key)
+        if rows:
+            table.move_cursor(row=min(cursor, len(rows) - 1), animate=False)
+
+    @on(DataTable.RowSelected)
+    def _row_chosen(self, event: DataTable.RowSelected) -> None:
+        key = event.row_key.value
+        if key is None:
+            return
+        if event.data_table.id == "topics":
+            filters = Filters(topics=(key,))
+        else:
+            filters = Filters(companies=(key,))
+        self.app.study_on(filters)  # type: ignore[attr-defined]
