@@ -10,8 +10,10 @@ A block's info string is its language followed by tags:
 - ``sm_90a``, ``sm_100a``...: the GPU architecture a CUDA block is compiled for.
 
 Every other block is checked by its language: Python is parsed and run, C and C++ are
-compiled (and run when they hold a ``main``), CUDA is compiled, shell is parsed. A block
-whose language has no check and that is not a fragment is reported as unchecked.
+compiled (and run when they hold a ``main``), CUDA is compiled (and linked when it holds a
+``main``; nothing runs it without a GPU), shell is parsed. A block whose language has no
+check and that is not a fragment is reported as unchecked (``text`` blocks of formulas
+are fragments too).
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ class CodeBlock:
         """executed, compiled, parsed, fragment or unchecked: what the suite does with it."""
         if self.fragment:
             return "parsed" if self.lang == "python" else FRAGMENT
+        if self.lang in ("c", "cpp") and "int main(" in self.code:
+            return "executed"
         return CHECKS.get(self.lang, "unchecked")
 
     @property
