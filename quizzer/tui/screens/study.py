@@ -17,6 +17,7 @@ from quizzer.errors import CorruptCardError
 from quizzer.review.model import Rating
 from quizzer.review.session import StudySession
 from quizzer.tui.reporting import reporting
+from quizzer.tui.widgets.key_points import KeyPoints
 from quizzer.tui.widgets.rating_bar import RatingBar
 
 if TYPE_CHECKING:
@@ -44,23 +45,44 @@ def progress_line(session: StudySession, state: str) -> str:
     return f"New {left.new}  ·  Learning {left.learning}  ·  Review {left.review}  ·  {state} card"
 
 
-def key_points_markdown(q: Question) -> str:
-    return "**Key points**\n\n" + "  \n".join(f"☐ {point}" for point in q.key_points)
+def more_markdown(q: Question) -> str:
+    """Follow-ups and references, shown under the key points after the reveal."""
+    parts: list[str] = []
+    if q.follow_ups:
+        parts.append("**Follow-ups**\n\n" + "\n".join(f"- {f}" for f in q.follow_ups))
+    if q.references:
+        refs = "\n".join(f"- [{r.title}]({r.url})" for r in q.references)
+        parts.append("**References**\n\n" + refs)
+    return "\n\n".join(parts)
+
+
+def ticked_line(ticked: int, total: int, asking: bool) -> str:
+    """What the line over the rating bar says about the key points."""
+    if asking:
+        return f"Tick which key point? 1-{total}  (escape: none)"
+    if not total:
+        return ""
+    return f"Key points ticked: {ticked} of {total}  (t, then its number; or click)"
 
 
 class StudyScreen(Screen[None]):
     BINDINGS = [
         Binding("space,enter", "reveal", "Reveal"),
-        Binding("1", "rate(1)", "Again", show=False),
-        Binding("2", "rate(2)", "Hard", show=False),
-        Binding("3", "rate(3)", "Good", show=False),
-        Binding("4", "rate(4)", "Easy", show=False),
-        Binding("u", "undo", "Undo"),
+        *(
+            Binding(str(int(r)), f"rate({int(r)})", r.label, key_display=str(int(r)))
+            for r in Rating
+        ),
+        Binding("t", "tick", "Tick"),
         Binding("s", "suspend", "Suspend"),
         Binding("b", "bury", "Bury"),
+        # The same keys after the reveal, working but not in the footer (room for 1-4).
+        Binding("s", "suspend_quietly", "Suspend", show=False),
+        Binding("b", "bury_quietly", "Bury", show=False),
         Binding("e", "exercise", "Exercise"),
+        Binding("u", "undo", "Undo"),
         Binding("question_mark", "help", "Keys"),
-        Binding("escape,q", "finish", "End"),
+        Binding("q", "finish", "End"),
+        Binding("escape", "escape", "End", show=False),
     ]
 
     def __init__(self, session: StudySession, *, loaded: bool = False) -> None:
@@ -68,18 +90,36 @@ class StudyScreen(Screen[None]):
         self.session = session
         self.loaded = loaded  # the queue is already loaded (`QuizzerApp.preload_study`)
         self.revealed = False
-        self.answer_parts: tuple[Markdown, Markdown] | None = None  # mounted at first reveal
+        self.asking_point = False  # `t` was pressed: the next number ticks a key point
+        self.answer_parts: tuple[Markdown, KeyPoints, Markdown] | None = None  # at reveal
 
     def compose(self) -> ComposeResult:
         yield Static("", id="progress")
         yield Static("", id="meta")
         with VerticalScroll(id="card"):
             yield Static("Loading...", id="question")
+        yield Static("", id="ticked")
         yield RatingBar(id="rating-bar")
         yield Footer()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The footer follows the card: reveal first, then the ratings."""
+        if action == "reveal":
+            return not self.revealed
+        if action in ("rate", "suspend_quietly", "bury_quietly"):
+            return self.revealed
+        if action in ("suspend", "bury"):
+            return not self.revealed
+        if action == "tick":
+            return self.revealed and bool(self.answer_parts and self.answer_parts[1].points)
+        if action == "exercise":
+            qid = self.session.current
+            return bool(qid and self.session.service.bank.questions[qid].exercise)
+        return True
+
     def on_mount(self) -> None:
         self.query_one("#rating-bar").display = False
+        self.query_one("#ticked").display = False
         if self.loaded:
             self.show_current()
         else:
@@ -137,10 +177,11 @@ class StudyScreen(Screen[None]):
             )
         )
         self.query_one("#question", Static).update(Content(question.question))
-        for part in self.answer_parts or ():
-            part.update("")
-            part.display = False
+        self.remove_answer()
+        self.asking_point = False
         self.query_one("#rating-bar").display = False
+        self.query_one("#ticked").display = False
+        self.refresh_bindings()
         self.query_one("#card", VerticalScroll).scroll_home(animate=False)
         self.session.mark_shown()
 
@@ -152,25 +193,55 @@ class StudyScreen(Screen[None]):
         with reporting(self, "read the card's schedule"):
             intervals = None if self.session.cram else self.session.service.preview(qid)
             self.revealed = True
-            self.show_answer(question.answer, key_points_markdown(question))
+            self.show_answer(question)
             bar = self.query_one(RatingBar)
             bar.show_intervals(intervals)
             bar.display = True
+            self.show_ticked()
+            self.refresh_bindings()
 
-    def show_answer(self, answer: str, points: str) -> None:
-        if self.answer_parts is None:
-            from textual.widgets import Markdown
+    def show_answer(self, question: Question) -> None:
+        from textual.widgets import Markdown
 
-            self.answer_parts = (Markdown(answer, id="answer"), Markdown(points, id="key-points"))
-            self.query_one("#card", VerticalScroll).mount_all(self.answer_parts)
-            return
-        for part, text in zip(self.answer_parts, (answer, points), strict=True):
-            part.update(text)
-            part.display = True
+        self.answer_parts = (
+            Markdown(question.answer, classes="answer"),
+            KeyPoints(question.key_points, classes="key-points"),
+            Markdown(more_markdown(question), classes="more"),
+        )
+        self.query_one("#card", VerticalScroll).mount_all(self.answer_parts)
+
+    def remove_answer(self) -> None:
+        if self.answer_parts is not None:
+            for part in self.answer_parts:
+                part.remove()
+            self.answer_parts = None
+
+    def show_ticked(self) -> None:
+        line = self.query_one("#ticked", Static)
+        points = self.answer_parts[1] if self.answer_parts else None
+        total = len(points.points) if points else 0
+        line.update(ticked_line(points.ticked if points else 0, total, self.asking_point))
+        line.display = self.revealed and total > 0
+
+    @on(KeyPoints.Changed)
+    def _points_changed(self) -> None:
+        self.show_ticked()
+
+    def action_tick(self) -> None:
+        """The next number key ticks that key point instead of rating."""
+        if self.revealed and self.answer_parts:
+            self.asking_point = True
+            self.show_ticked()
 
     # -- actions -------------------------------------------------------------------------
 
     def action_rate(self, value: int) -> None:
+        if self.asking_point:
+            self.asking_point = False
+            if self.answer_parts:
+                self.answer_parts[1].toggle(value)
+            self.show_ticked()
+            return
         if not self.revealed or self.session.current is None:
             return
         with reporting(self, "save the rating"):
@@ -223,6 +294,12 @@ class StudyScreen(Screen[None]):
             self.notify(f"Buried {qid} until tomorrow", markup=False)
             self.show_current()
 
+    def action_suspend_quietly(self) -> None:
+        self.action_suspend()
+
+    def action_bury_quietly(self) -> None:
+        self.action_bury()
+
     def action_exercise(self) -> None:
         qid = self.session.current
         exercise = self.session.service.bank.questions[qid].exercise if qid else None
@@ -240,6 +317,25 @@ class StudyScreen(Screen[None]):
 
     def action_finish(self) -> None:
         self.finish()
+
+    def action_escape(self) -> None:
+        """Escape never ends a sitting by accident: it closes what is open, or asks."""
+        if self.asking_point:
+            self.asking_point = False
+            self.show_ticked()
+            return
+        if self.app._notifications:  # a message is showing: escape only closes it
+            self.app.clear_notifications()
+            return
+        from quizzer.tui.screens.confirm import ConfirmScreen
+
+        def answered(end: bool | None) -> None:
+            if end:
+                self.finish()
+
+        self.app.push_screen(
+            ConfirmScreen("End this session? Everything rated so far is saved."), answered
+        )
 
     def finish(self) -> None:
         from quizzer.tui.screens.summary import SummaryScreen
