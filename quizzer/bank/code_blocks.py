@@ -75,7 +75,7 @@ class CodeBlock:
         """executed, compiled, parsed, fragment or unchecked: what the suite does with it."""
         if self.fragment:
             return "parsed" if self.lang == "python" else FRAGMENT
-        if self.lang in ("c", "cpp") and "int main(" in self.code:
+        if self.lang in ("c", "cpp") and (self.tested or "int main(" in self.code):
             return "executed"
         return CHECKS.get(self.lang, "unchecked")
 

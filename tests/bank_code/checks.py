@@ -3,7 +3,9 @@
 passed before with the same text, architecture and tool version is not checked again.
 
 C and C++ blocks see the standard library, CUDA blocks the runtime and the half types, as
-the answers assume without writing the includes.
+the answers assume without writing the includes. A C++ block named in HARNESSES is the
+behaviour-tested kind: it is built with a harness's `main` appended, under the address
+and undefined-behaviour sanitizers, and run.
 """
 
 from __future__ import annotations
@@ -32,6 +34,20 @@ PY_TIMEOUT_S = 60
 COMPILE_TIMEOUT_S = 300
 RUN_TIMEOUT_S = 20
 RUNNER = Path(__file__).with_name("fork_runner.py")
+HARNESS_DIR = Path(__file__).with_name("harness")
+# block label -> (harness file in HARNESS_DIR, extra compiler flags)
+HARNESSES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "algo-code-memory-pool#0": ("memory_pool.cpp", ()),
+    "algo-code-ring-buffer-spsc#0": ("spsc_ring.cpp", ()),
+    "algo-code-smart-pointer-singleton#0": ("shared_ptr.cpp", ()),
+    "algo-code-smart-pointer-singleton#1": ("singletons.cpp", ("-DSINGLETON=Config",)),
+    "cpp-implement-shared-ptr#0": ("shared_ptr.cpp", ()),
+    "cpp-lru-cache-approach#0": ("lru_cache.cpp", ()),
+    "cpp-locks-atomics-deadlock#0": ("spinlock.cpp", ()),
+    "cpp-thread-safe-singleton#0": ("singletons.cpp", ("-DSINGLETON=Registry",)),
+    "gpu-index-overflow-and-ceil-div#1": ("ceil_div.cpp", ()),
+}
+SANITIZE = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g")
 # Part of every cache key: the checker's own source, so a change to its flags checks again.
 _CHECKER_SOURCE = Path(__file__).read_bytes() + RUNNER.read_bytes()
 
@@ -106,6 +122,15 @@ def _check_cuda(found: CodeBlock, work: Path) -> Outcome:
     return _run([*command, *output], work, COMPILE_TIMEOUT_S)
 
 
+def native_source(found: CodeBlock) -> tuple[str, tuple[str, ...]]:
+    """The text compiled for a C or C++ block (with its harness, if any) and extra flags."""
+    if found.label not in HARNESSES:
+        return found.code, ()
+    name, flags = HARNESSES[found.label]
+    harness = (HARNESS_DIR / name).read_text()
+    return f'{found.code}\n#line 1 "{name}"\n{harness}', (*flags, *SANITIZE)
+
+
 def _check_native(found: CodeBlock, work: Path) -> Outcome:
     """Compile with warnings as errors; build and run a block that has a `main`."""
     if found.lang == "cpp":
@@ -114,9 +139,10 @@ def _check_native(found: CodeBlock, work: Path) -> Outcome:
     else:
         source = work / "block.c"
         command = ["gcc", "-std=c17", *(f"-include{header}" for header in C_HEADERS)]
-    source.write_text(found.code)
-    command += ["-Wall", "-Wextra", "-Werror", "-pthread", str(source)]
-    if not has_main(found.code):
+    code, flags = native_source(found)
+    source.write_text(code)
+    command += ["-Wall", "-Wextra", "-Werror", "-pthread", *flags, str(source)]
+    if not has_main(code):
         return _run([*command, "-fsyntax-only"], work, COMPILE_TIMEOUT_S)
     built = _run([*command, "-O1", "-o", "block", "-lm"], work, COMPILE_TIMEOUT_S)
     if not built.ok:
@@ -137,7 +163,8 @@ _CHECKERS: dict[str, Callable[[CodeBlock, Path], Outcome]] = {
 
 
 def _key(item: CodeBlock) -> str:
-    text = "\0".join([item.lang, cuda_arch(item), tool_version(TOOLS[item.lang]), item.code])
+    code, flags = native_source(item) if item.lang in ("c", "cpp") else (item.code, ())
+    text = "\0".join([item.lang, cuda_arch(item), tool_version(TOOLS[item.lang]), code, *flags])
     return hashlib.sha256(_CHECKER_SOURCE + text.encode()).hexdigest()[:32]
 
 

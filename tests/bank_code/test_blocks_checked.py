@@ -11,7 +11,7 @@ import pytest
 
 from quizzer.bank.code_blocks import CHECKS, TESTED, CodeBlock, summarise, unknown_tags
 from tests.bank_code.blocks import all_blocks, bank
-from tests.bank_code.checks import check_all, tool_missing
+from tests.bank_code.checks import HARNESSES, check_all, tool_missing
 
 HERE = Path(__file__).parent
 MIN_DEFINING_TESTED = 0.80
@@ -67,8 +67,12 @@ def test_blocks_run_or_compile(lang: str, outcomes: dict) -> None:
 
 
 def _tested_in_tests() -> Counter:
-    """(card, index) pairs the behaviour tests load, found in their source."""
+    """(card, index) pairs the behaviour tests load, found in their source, and the C++
+    blocks a harness runs."""
     found: Counter = Counter()
+    for label in HARNESSES:
+        card, index = label.rsplit("#", 1)
+        found[(card, int(index))] += 1
     for path in HERE.glob("test_*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if (
