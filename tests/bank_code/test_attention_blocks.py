@@ -60,17 +60,9 @@ def test_online_softmax_attention_block_loop(n: int, bc: int) -> None:
     br, d = 5, 3
     qi, k, v = rng.normal(size=(br, d)) * 4, rng.normal(size=(n, d)) * 4, rng.normal(size=(n, d))
     scale = d**-0.5
+    tiles = {"Br": br, "Bc": bc, "d": d, "N": n}
     ns = load_block(
-        "smx-code-online-softmax-flashattention",
-        1,
-        Qi=qi,
-        K=k,
-        V=v,
-        Br=br,
-        d=d,
-        N=n,
-        Bc=bc,
-        scale=scale,
+        "smx-code-online-softmax-flashattention", 1, Qi=qi, K=k, V=v, scale=scale, **tiles
     )
     if n == 0:
         assert np.all(ns["O"] == 0) and np.all(ns["lse"] == -np.inf)

@@ -233,3 +233,26 @@ def test_kv_cache_decode_matches_full_attention() -> None:
     want = F.scaled_dot_product_attention(q * scale, k * scale, v, is_causal=True)
     got = torch.cat([decode_step(x[:, i : i + 1], cache, layer, i) for i in range(t)], dim=2)
     close(got, want, 1e-10)
+
+
+def test_operator_test_template_passes_a_right_kernel_and_fails_a_wrong_one() -> None:
+    rmsnorm = load_block("arch-rmsnorm-vs-layernorm-prenorm", 0)["rmsnorm"]
+
+    def reference(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return F.rms_norm(x, (x.shape[-1],), w, eps=1e-6)
+
+    def run(kernel: object) -> None:
+        ns = load_block(
+            "pt-testing-operators-pytest",
+            0,
+            pytest=pytest,
+            rmsnorm_ref=reference,
+            my_rmsnorm=kernel,
+        )
+        for dtype in (torch.float32, torch.float16, torch.bfloat16):
+            for shape in ((1, 1), (7, 129), (64, 512), (0, 8)):  # a smaller big case here
+                ns["test_rmsnorm"]("cpu", dtype, shape)
+
+    run(rmsnorm)
+    with pytest.raises(AssertionError):
+        run(lambda x, w: rmsnorm(x, w) * 1.05)  # off by 5%: caught at every precision

@@ -239,3 +239,18 @@ def test_ring_transport_pairs_each_rank_with_its_neighbour() -> None:
 
     _run_ring(3, [[torch.zeros(1)] for _ in range(3)], ring)
     assert sorted(seen) == [(0, 1), (1, 2), (2, 0)]
+
+
+def test_paged_kv_slot_mapping_and_cache_write() -> None:
+    torch.manual_seed(0)
+    num_blocks, h_kv, d = 10, 2, 3
+    kv = torch.zeros(2, num_blocks, 16, h_kv, d)
+    slot_mapping = torch.tensor([7 * 16 + 0, 2 * 16 + 15, 9 * 16 + 3])  # positions 0, 31, 35
+    k_new, v_new = torch.randn(3, h_kv, d), torch.randn(3, h_kv, d)
+    cache = {"kv": kv, "num_blocks": num_blocks, "H_kv": h_kv, "D": d}
+    new = {"slot_mapping": slot_mapping, "k_new": k_new, "v_new": v_new}
+    ns = load_block("serv-pagedattention-block-table", 0, **cache, **new)
+    assert [ns["slot"]("req0", p) for p in (0, 15, 16, 31, 32, 35)] == [112, 127, 32, 47, 144, 147]
+    torch.testing.assert_close(kv[0, 9, 3], k_new[2])  # the view writes through to the cache
+    torch.testing.assert_close(kv[1, 2, 15], v_new[1])
+    assert kv[0].count_nonzero() == k_new.count_nonzero()
