@@ -19,3 +19,12 @@ def make_app(service):
 async def settle(pilot) -> None:
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
+
+
+async def open_screen(pilot, key: str, kind: type):
+    """From the current screen press `key`; the screen of type `kind` once it is up."""
+    await settle(pilot)
+    await pilot.press(key)
+    await settle(pilot)
+    assert isinstance(pilot.app.screen, kind)
+    return pilot.app.screen

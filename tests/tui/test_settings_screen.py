@@ -12,7 +12,7 @@ from quizzer.tui.screens.home import HomeScreen
 from quizzer.tui.screens.settings import SettingsScreen
 from quizzer.tui.screens.study import StudyScreen
 
-from .conftest import settle
+from .conftest import open_screen, settle
 
 
 def stored(service) -> dict[str, str]:
@@ -23,11 +23,7 @@ def stored(service) -> dict[str, str]:
 
 async def open_settings(pilot) -> SettingsScreen:
     """From home, `o`; the settings screen once it is up."""
-    await settle(pilot)
-    await pilot.press("o")
-    await settle(pilot)
-    assert isinstance(pilot.app.screen, SettingsScreen)
-    return pilot.app.screen
+    return await open_screen(pilot, "o", SettingsScreen)
 
 
 async def test_first_run_setup_over_study_reorders_the_queue(make_app, service):

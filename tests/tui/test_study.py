@@ -155,7 +155,8 @@ async def test_browse_search_and_suspend(make_app, service):
         await settle(pilot)
         assert isinstance(app.screen, BrowseScreen)
         await pilot.press(*"topic:kv")
-        await pilot.pause()
+        await pilot.pause(0.3)  # the search waits for typing to stop
+        await settle(pilot)
         assert [c.question.id for c in app.screen.shown] == ["t-kv"]
         await pilot.press("ctrl+s")
         await pilot.pause()
@@ -298,7 +299,8 @@ async def test_browse_on_a_locked_database_says_why_and_changes_nothing(
         await pilot.press("r")
         await settle(pilot)
         await pilot.press(*"topic:kv")
-        await pilot.pause()
+        await pilot.pause(0.3)  # the search waits for typing to stop
+        await settle(pilot)
         holder = hold_write_lock(db_url)
         await pilot.press("ctrl+s")
         await pilot.pause()
@@ -342,7 +344,8 @@ async def test_browse_reset_asks_first_and_ctrl_z_undoes_it(make_app, service):
         await pilot.press("r")
         await settle(pilot)
         await pilot.press(*"topic:kv")  # typed into the search box, which keeps the focus
-        await pilot.pause()
+        await pilot.pause(0.3)  # the search waits for typing to stop
+        await settle(pilot)
         await pilot.press("ctrl+x", "n")  # asked, declined
         await pilot.pause()
         assert card_row(service, "t-kv") is not None

@@ -20,14 +20,10 @@ from quizzer.bank.model import Filters
 from quizzer.review.model import plural
 from quizzer.review.stats import Breakdown, Overview
 from quizzer.tui.reporting import read_then_show
+from quizzer.tui.text import fit
 
 NARROW = 110  # below this width the two tables stack
 READY_HELP = "ready: share of a company's asked themes whose cards you now recall at >= 90%"
-
-
-def fit(text: str, width: int) -> str:
-    """`text` cut to `width` cells, with an ellipsis when it was cut."""
-    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
 
 
 def number_widths(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[int]:

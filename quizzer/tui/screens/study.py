@@ -100,7 +100,7 @@ class StudyScreen(Screen[None]):
             yield Static("Loading...", id="question")
         yield Static("", id="ticked")
         yield RatingBar(id="rating-bar")
-        yield Footer()
+        yield Footer(compact=True)  # every key fits in 80 columns
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The footer follows the card: reveal first, then the ratings."""
