@@ -116,7 +116,9 @@ def _check_cuda(found: CodeBlock, work: Path) -> Outcome:
     """Compile (and link, with a `main`); nothing here runs it, as no GPU is assumed."""
     (work / "block.cu").write_text(found.code)
     includes = [arg for header in CUDA_HEADERS for arg in ("-include", header)]
-    command = ["nvcc", "-std=c++20", f"-arch={cuda_arch(found)}", "-Werror=all-warnings"]
+    arch = cuda_arch(found)  # -arch=sm_90a would also emit plain compute_90 PTX
+    gencode = f"arch={arch.replace('sm_', 'compute_')},code={arch}"
+    command = ["nvcc", "-std=c++20", "-gencode", gencode, "-Werror=all-warnings"]
     command += ["-Xcompiler", "-Wall,-Wextra", *includes, "block.cu"]
     output = ["-o", "block"] if has_main(found.code) else ["-c", "-o", "block.o"]
     return _run([*command, *output], work, COMPILE_TIMEOUT_S)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 
 from quizzer.bank.code_blocks import CHECKS, TESTED, CodeBlock, summarise, unknown_tags
 from tests.bank_code.blocks import all_blocks, bank
-from tests.bank_code.checks import HARNESSES, check_all, tool_missing
+from tests.bank_code.checks import HARNESSES, check_all, cuda_arch, tool_missing
 
 HERE = Path(__file__).parent
 MIN_DEFINING_TESTED = 0.80
@@ -24,7 +25,10 @@ def _checked(lang: str) -> list[CodeBlock]:
 @pytest.fixture(scope="module")
 def outcomes(request: pytest.FixtureRequest) -> dict:
     """Check every non-fragment block once (in parallel, cached by content)."""
-    cache_dir = Path(request.config.cache.mkdir("bank-code"))
+    cache = getattr(request.config, "cache", None)  # None under -p no:cacheprovider
+    cache_dir = (
+        Path(cache.mkdir("bank-code")) if cache else Path(tempfile.gettempdir()) / "bank-code"
+    )
     wanted = [b for b in all_blocks() if b.lang in CHECKS and not b.fragment]
     runnable = [b for b in wanted if tool_missing(b.lang) is None]
     return check_all(runnable, cache_dir)
@@ -108,3 +112,25 @@ def test_summary_counts_add_up():
     assert summary.blocks == len(all_blocks()) == sum(summary.by_lang.values())
     assert sum(summary.by_check.values()) == summary.blocks
     assert "unchecked" not in summary.by_check
+
+
+def test_cuda_arch_follows_the_tag_then_the_instructions() -> None:
+    def cuda(code: str, *tags: str) -> CodeBlock:
+        return CodeBlock("c", 0, "cuda", tags, code)
+
+    assert cuda_arch(cuda("__global__ void k() {}")) == "sm_90"
+    assert cuda_arch(cuda('asm volatile("wgmma.fence.sync.aligned;");')) == "sm_90a"
+    assert cuda_arch(cuda("tcgen05.mma")) == "sm_100a"
+    assert cuda_arch(cuda("tcgen05.mma", "sm_103a")) == "sm_103a"
+
+
+@pytest.mark.slow
+def test_a_wgmma_block_compiles_for_sm_90a_only(tmp_path: Path) -> None:
+    if tool_missing("cuda"):
+        pytest.skip("nvcc is not installed")
+    code = '__global__ void k() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }\n'
+    right = CodeBlock("c", 0, "cuda", (), code)
+    wrong = CodeBlock("c", 1, "cuda", ("sm_90",), code)
+    outcomes = check_all([right, wrong], tmp_path)
+    assert outcomes["c#0"].ok, outcomes["c#0"].output
+    assert not outcomes["c#1"].ok  # ptxas refuses wgmma without the 'a' features
