@@ -3,7 +3,7 @@
 A block's info string is its language followed by tags:
 
 - ``fragment``: not a complete unit (a line of PTX, statements lifted from a kernel, a
-  formula, a shell session). Python fragments are still parsed; other fragments are only
+  formula, shell commands). Python fragments are still parsed; other fragments are only
   counted.
 - ``tested``: a behaviour test runs the block against a reference; the test suite keeps
   the tag honest in both directions.

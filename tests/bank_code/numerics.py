@@ -1,4 +1,4 @@
-"""Shared comparison helpers for the behaviour tests of the bank's numeric answers."""
+"""Comparisons shared by the behaviour tests of the bank's numeric answers."""
 
 from __future__ import annotations
 
