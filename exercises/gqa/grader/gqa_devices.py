@@ -1,11 +1,13 @@
-"""Which tensors of a forward would sit on the CPU when the input is on a GPU.
+"""Which tensors of a forward would sit on another device than the input.
 
 A mask built with ``torch.ones(T, S)`` (no ``device=``) is created on the default device,
 the CPU, whatever the input's device: on a CPU machine nothing goes wrong, on a GPU the
 first operation that combines it with the scores raises. :class:`HostTensors` follows, while
-the user's forward runs, every tensor a factory creates without a device, and everything
-computed from such tensors alone, and records the first operation that combines one with a
-tensor on the input's device, as a GPU would refuse it. So a CPU run fails that mask too.
+the user's forward runs, every tensor a factory creates without a device or on a device
+other than the input's (``device="cpu"`` with the input elsewhere), and everything computed
+from such tensors alone, and records the first operation that combines one with a tensor on
+the input's device, as a GPU would refuse it. So a CPU run fails the device-less mask too,
+and a run with the input on the ``meta`` device fails a mask made with ``device="cpu"``.
 
 What a GPU accepts is accepted here: a one-element (0-dimensional) CPU tensor mixed with GPU
 tensors, indexing a GPU tensor with CPU indices, copying across devices, and a tensor moved
@@ -55,10 +57,18 @@ _MIXING_ALLOWED: set[Callable[..., Any]] = {
 
 
 @dataclass(frozen=True)
-class Mix:
-    """The first operation that combined a device-less tensor with the input's tensors."""
+class Origin:
+    """Where a tensor off the input's device was made, and how it got there."""
 
     created: str  # e.g. "torch.ones at gqa.py line 42"
+    placed: str | None  # None: made without device=; else the fixed device, e.g. "cpu"
+
+
+@dataclass(frozen=True)
+class Mix:
+    """The first operation that combined a tensor off the input's device with its tensors."""
+
+    origin: Origin
     operation: str  # e.g. "masked_fill at gqa.py line 44"
     shape: tuple[int, ...]
 
@@ -89,29 +99,40 @@ def _device_target(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     return any(isinstance(a, (torch.device, str, int, torch.Tensor)) for a in args[1:])
 
 
-class HostTensors(TorchFunctionMode):
-    """Active around the user's forward; ``mix`` is the first mixed operation, or None."""
+def _off(result: Any, device: torch.device) -> bool:
+    """Some tensor of ``result`` lies on another device than ``device``."""
+    return any(t.device != device for t in _tensors(result))
 
-    def __init__(self, user_file: str) -> None:
+
+class HostTensors(TorchFunctionMode):
+    """Active around the user's forward on ``device`` (the input's); ``mix`` is the first
+    mixed operation, or None."""
+
+    def __init__(self, user_file: str, device: torch.device) -> None:
         super().__init__()
         self.user_file = user_file
+        self.device = device
         self.mix: Mix | None = None
 
     def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
         kwargs = kwargs or {}
         if func in _FACTORIES:
             result = func(*args, **kwargs)
-            if kwargs.get("device") is None and not _tensors(args):
-                self._tag(result, f"torch.{_name(func)}{_where(self.user_file)}")
+            if not _tensors(args):  # as_tensor(t) and the like follow their argument
+                created = f"torch.{_name(func)}{_where(self.user_file)}"
+                if kwargs.get("device") is None:
+                    self._tag(result, Origin(created, None))
+                elif _off(result, self.device):
+                    self._tag(result, Origin(created, str(kwargs["device"])))
             return result
         inputs = _tensors(args, kwargs)
         host = [t for t in inputs if getattr(t, _TAG, None) and t.dim() > 0]
         on_device = [t for t in inputs if not getattr(t, _TAG, None) and t.dim() > 0]
-        if func in (torch.Tensor.to, torch.Tensor.cuda, torch.Tensor.type_as):
+        if func in (torch.Tensor.to, torch.Tensor.cuda, torch.Tensor.cpu, torch.Tensor.type_as):
             return self._moved(func, args, kwargs)
         if host and on_device and func not in _MIXING_ALLOWED and self.mix is None:
             self.mix = Mix(
-                created=getattr(host[0], _TAG),
+                origin=getattr(host[0], _TAG),
                 operation=f"{_name(func)}{_where(self.user_file)}",
                 shape=tuple(host[0].shape),
             )
@@ -123,12 +144,13 @@ class HostTensors(TorchFunctionMode):
     def _moved(
         self, func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        """``.to`` / ``.cuda`` / ``.type_as``: a moved tensor is on the input's device; one
-        only cast to another dtype stays where it was."""
+        """``.to`` / ``.cuda`` / ``.cpu`` / ``.type_as``: a tensor moved to the input's device
+        is on it; one moved elsewhere is not; one only cast to another dtype stays where it
+        was."""
         source = args[0]
         result = func(*args, **kwargs)
         follows = _tensors(args[1:], kwargs)
-        moved = func is torch.Tensor.cuda or _device_target(args, kwargs)
+        moved = func in (torch.Tensor.cuda, torch.Tensor.cpu) or _device_target(args, kwargs)
         if follows and getattr(follows[0], _TAG, None):
             moved = False  # follows another device-less tensor
         if not moved:
@@ -138,9 +160,12 @@ class HostTensors(TorchFunctionMode):
             return result
         if result is source and getattr(source, _TAG, None):
             result = result.view_as(result)  # a fresh object: the original keeps its tag
+        if _off(result, self.device) and not follows:
+            moved_to = str(_tensors(result)[0].device)
+            self._tag(result, Origin(f"Tensor.{_name(func)}{_where(self.user_file)}", moved_to))
         return result
 
     @staticmethod
-    def _tag(result: Any, origin: str) -> None:
+    def _tag(result: Any, origin: Origin) -> None:
         for t in _tensors(result):
             setattr(t, _TAG, origin)

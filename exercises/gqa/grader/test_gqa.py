@@ -2,18 +2,32 @@
 ``forward(x, past_kv=None) -> (out, (keys, values))``.
 
 Checks, cheapest first: constructor errors, projection names and shapes, parameter count;
-built-in attention is refused; the output and the cache have the right form; the output
-equals the grader's float64 attention (written head by head from the module's own weights)
-for MHA, GQA and MQA, and a wrong output is traced to its cause (scale, head grouping, mask);
+built-in attention is refused; tensors stay on the input's device (also checked on the meta
+device); the output and the cache have the right form; the output equals the grader's
+float64 attention (written head by head from the module's own weights) for MHA, GQA and
+MQA, and a wrong output is traced to its cause (scale, head grouping, mask);
 causality; a given KV cache, decoding token by token and in chunks; gradients; float32 on
 the device; on a GPU, a larger layer in float32 and bfloat16.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
 import torch
-from gqa_harness import PROJECTIONS, Config, Harness, check_projections, compare, worst
+from gqa_harness import (
+    KV,
+    PROJECTIONS,
+    Config,
+    Harness,
+    check_cache,
+    check_output,
+    check_projections,
+    compare,
+    worst,
+)
 from gqa_reference import attention, new_kv, weights_of
 
 F64 = 1e-9  # float64: any real mistake is off by far more
@@ -30,6 +44,14 @@ def inputs(
 ) -> torch.Tensor:
     gen = torch.Generator().manual_seed(1000 + seed)
     return torch.randn(B, T, cfg.d_model, generator=gen, dtype=torch.float64).to(device, dtype)
+
+
+def random_past(cfg: Config, B: int, t_past: int, seed: int) -> KV:
+    """A cache of ``t_past`` earlier positions, float64 on the CPU."""
+    gen = torch.Generator().manual_seed(seed)
+    shape = (B, cfg.n_kv_heads, t_past, cfg.head_dim)
+    keys, values = (torch.randn(shape, generator=gen, dtype=torch.float64) for _ in range(2))
+    return keys, values
 
 
 def describe(cfg: Config, B: int, T: int, t_past: int | None = None) -> str:
@@ -98,19 +120,57 @@ def test_no_builtin_attention(gqa: Harness) -> None:
     """scaled_dot_product_attention and nn.MultiheadAttention are refused (see README)."""
     module = gqa.build(GQA)
     x = inputs(GQA, 2, 5, seed=0)
-    out, cache = gqa.run(module, GQA, x, None, describe(GQA, 2, 5))
-    gqa.run(module, GQA, x[:, :1], cache, describe(GQA, 2, 1, 5))
-    assert torch.isfinite(out).all(), f"output has NaN or inf entries ({describe(GQA, 2, 5)})"
+    gqa.call(module, x, None, describe(GQA, 2, 5))
+    gqa.call(module, x[:, :1], random_past(GQA, 2, 5, seed=0), describe(GQA, 2, 1, 5))
 
 
-def test_returns_output_and_cache(gqa: Harness) -> None:
-    """Shapes [B, T, d_model] and [B, n_kv_heads, T_past + T, head_dim], with and without a
-    cache; the input dtype is kept."""
+def test_tensors_stay_on_the_input_device(gqa: Harness) -> None:
+    """Module and input on PyTorch's meta device (shapes, no data): a tensor made on a fixed
+    device (device="cpu") then meets tensors on another device, also on a CPU-only machine."""
+    module = gqa.build(GQA)
+    x = inputs(GQA, 2, 5, seed=0)
+    gqa.run(module, GQA, x, None, describe(GQA, 2, 5))  # runs where it was built
+    module, x = module.to("meta"), x.to("meta")
+    past = tuple(t.to("meta") for t in random_past(GQA, 2, 5, seed=0))
+    for part, given in ((x, None), (x[:, :1], past)):
+        t_past = None if given is None else 5
+        what = f"{describe(GQA, 2, part.shape[1], t_past)}, module and input on meta"
+        result = gqa.call(module, part, given, what, strict=False)
+        # None: the forward reads values, which meta tensors lack; shapes are checked later
+        out, cache = result if isinstance(result, (tuple, list)) else (None, None)
+        keys, values = cache if isinstance(cache, (tuple, list)) else (None, None)
+        for name, t in (("out", out), ("keys", keys), ("values", values)):
+            assert not isinstance(t, torch.Tensor) or t.device == part.device, (
+                f"device: the returned {name} is on {t.device}, the input on {part.device} "
+                f"({what}): keep every tensor on the input's device"
+            )
+
+
+def forms(gqa: Harness) -> Iterator[tuple[Any, torch.Tensor, KV | None, str]]:
+    """(result, input, past, description) of forwards with and without a given cache, in
+    float64 and float32; the results unchecked."""
     for dtype in (torch.float64, torch.float32):
         module = gqa.build(GQA, dtype=dtype)
         x = inputs(GQA, 3, 4, seed=1, dtype=dtype)
-        _, cache = gqa.run(module, GQA, x, None, describe(GQA, 3, 4) + f", {dtype}")
-        gqa.run(module, GQA, x[:, :2], cache, describe(GQA, 3, 2, 4) + f", {dtype}")
+        keys, values = (t.to(dtype) for t in random_past(GQA, 3, 4, seed=1))
+        for part, past, what in (
+            (x, None, describe(GQA, 3, 4)),
+            (x[:, :2], (keys, values), describe(GQA, 3, 2, 4)),
+        ):
+            yield gqa.call(module, part, past, what), part, past, f"{what}, {dtype}"
+
+
+def test_output_shape_and_dtype(gqa: Harness) -> None:
+    """out is [B, T, d_model] in the input's dtype, with and without a cache."""
+    for result, x, _, what in forms(gqa):
+        check_output(result, GQA, x, what)
+
+
+def test_returned_cache_is_past_then_new(gqa: Harness) -> None:
+    """The returned cache is [B, n_kv_heads, T_past + T, head_dim]: the given past followed
+    by the new positions, with and without a cache."""
+    for result, x, past, what in forms(gqa):
+        check_cache(result, GQA, x, past, what)
 
 
 # ---------------------------------------------------------------- values
@@ -182,9 +242,7 @@ def test_given_cache_matches_reference(
     B = 2
     what = describe(cfg, B, T, T_past)
     module = gqa.build(cfg, seed=T_past, device=device)
-    gen = torch.Generator().manual_seed(50 + T_past)
-    shape = (B, cfg.n_kv_heads, T_past, cfg.head_dim)
-    past = tuple(torch.randn(shape, generator=gen, dtype=torch.float64) for _ in range(2))
+    past = random_past(cfg, B, T_past, seed=50 + T_past)
     x = inputs(cfg, B, T, seed=7 + T, device=device)
     out, (keys, values) = gqa.run(module, cfg, x, tuple(p.to(device) for p in past), what)
     w = weights_of(module, cfg.n_heads, cfg.n_kv_heads)
