@@ -38,7 +38,9 @@ def launch(
         start_study=not home,
         first_run=service.needs_setup(),
     )
-    if not home:
+    if home:
+        app.preload_home()
+    else:
         app.preload_study()
     app.run()
 

@@ -54,6 +54,7 @@ class QuizzerApp(App[None]):
         self._targets = targets
         self.timer = timer
         self.preloaded: StudySession | None = None
+        self.preloaded_overview: Overview | None = None
 
     def preload_study(self) -> None:
         """Load the first study queue now, before `run`: the first card is on the first frame.
@@ -63,6 +64,10 @@ class QuizzerApp(App[None]):
         self.preloaded = self._session(self.cram)
         self.preloaded.load()
 
+    def preload_home(self) -> None:
+        """Read home's figures now, before `run`: its first frame has the numbers."""
+        self.preloaded_overview = self.overview()
+
     def on_mount(self) -> None:
         # A direct study session paints its first card without computing the home screen.
         if self.start_study:
@@ -70,7 +75,8 @@ class QuizzerApp(App[None]):
         else:
             from quizzer.tui.screens.home import HomeScreen
 
-            self.push_screen(HomeScreen())
+            overview, self.preloaded_overview = self.preloaded_overview, None
+            self.push_screen(HomeScreen(overview))
         if self.first_run:
             self.action_settings(first_run=True)
 

@@ -91,7 +91,18 @@ class BrowseScreen(Screen[None]):
     @on(Resize)
     def _resized(self, event: Resize) -> None:
         self.query_one("#browse-body").set_class(event.size.width < STACKED, "stacked")
-        self.call_after_refresh(self.fill)
+        self.fill()
+
+    def table_width(self) -> int:
+        """The results table's width, set here from the screen's, so a fill never waits
+        for a layout: all of it when stacked, else three fifths."""
+        width = self.size.width
+        table = self.query_one("#results", DataTable)
+        if width < STACKED:
+            table.styles.width = None
+            return width
+        table.styles.width = width * 3 // 5
+        return width * 3 // 5
 
     # -- searching -------------------------------------------------------------------------
 
@@ -131,9 +142,10 @@ class BrowseScreen(Screen[None]):
         keep = self.current_id()
         now = self.app.service.clock()  # type: ignore[attr-defined]
         rows = self.shown[:SHOWN]
-        cap = 28 if table.size.width >= 100 else 22
+        width = self.table_width()
+        cap = 28 if width >= 100 else 22
         id_width = min(cap, max([2, *(len(c.question.id) for c in rows)]))
-        optional, question_width = columns_for(table.size.width, id_width)
+        optional, question_width = columns_for(width, id_width)
         table.clear(columns=True)
         table.add_column("id", width=id_width, key="id")
         table.add_column("question", width=question_width, key="question")

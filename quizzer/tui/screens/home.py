@@ -54,13 +54,15 @@ class HomeScreen(Screen[None]):
         Binding("q", "app.quit", "Quit"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, overview: Overview | None = None) -> None:
         super().__init__()
-        self.overview: Overview | None = None
+        self.overview = overview  # read before the app started, or by a worker
+        self.fresh = overview is not None  # the first resume need not read it again
 
     def compose(self) -> ComposeResult:
         yield Static("quizzer · AI-infra interview prep", id="title")
-        yield Static("Loading...", id="today")
+        shown = today_line(self.overview) if self.overview else "Loading..."
+        yield Static(shown, id="today")
         with Horizontal(id="home-tables"):
             with Vertical(id="topics-box"):
                 yield Static("By topic  (enter: study it)", classes="section-title")
@@ -78,12 +80,15 @@ class HomeScreen(Screen[None]):
         return shown_url(self.app.service.database_url)  # type: ignore[attr-defined]
 
     def on_screen_resume(self) -> None:
+        if self.fresh:
+            self.fresh = False
+            return
         self.refresh_overview()
 
     @on(Resize)
     def _resized(self, event: Resize) -> None:
         self.query_one("#home-tables").set_class(event.size.width < NARROW, "narrow")
-        self.call_after_refresh(self.fill)
+        self.fill()
 
     @work(thread=True, exclusive=True)
     def refresh_overview(self) -> None:
@@ -95,29 +100,30 @@ class HomeScreen(Screen[None]):
         self.fill()
 
     def fill(self) -> None:
-        """Size the company column for its names, then fill both tables once laid out."""
+        """Size the company column for its names and fill both tables for the width
+        they get, worked out from the screen's, so the numbers come in this frame."""
         overview = self.overview
-        if overview is None:
+        width = self.size.width
+        if overview is None or not width:
             return
         box = self.query_one("#companies-box")
-        narrow = self.query_one("#home-tables").has_class("narrow")
-        # Its padding and the scrollbar come on top of the table.
-        box.styles.width = None if narrow else self.companies_width(overview) + 3
-        self.call_after_refresh(self.fill_tables)
-
-    def fill_tables(self) -> None:
-        """(Re)build both tables for the width they have now."""
-        overview = self.overview
-        if overview is None:
-            return
+        if width < NARROW:
+            box.styles.width = None
+            topics_width = companies_width = width
+        else:
+            companies_width = self.companies_width(overview) + 2  # and the scrollbar
+            box.styles.width = companies_width + 1  # and its left padding
+            topics_width = width - companies_width - 1
         ready = {r.company: f"{r.share:.0%}" for r in overview.readiness}
         self._fill(
             self.query_one("#topics", DataTable),
+            topics_width,
             ("topic", "due", "new", "total"),
             [(row, (str(row.due), str(row.new), str(row.total))) for row in overview.by_topic],
         )
         self._fill(
             self.query_one("#companies", DataTable),
+            companies_width,
             ("company", "due", "new", "total", "ready"),
             [
                 (row, (str(row.due), str(row.new), str(row.total), ready.get(row.key, "0%")))
@@ -136,13 +142,14 @@ class HomeScreen(Screen[None]):
     @staticmethod
     def _fill(
         table: DataTable[object],
+        width: int,
         header: tuple[str, ...],
         rows: list[tuple[Breakdown, tuple[str, ...]]],
     ) -> None:
         widths = number_widths(header[1:], [values for _, values in rows])
         padding = 2 * table.cell_padding
         # What the numbers leave for the name: every column's padding, and the scrollbar.
-        spare = table.size.width - sum(widths) - padding * len(header) - 2
+        spare = width - sum(widths) - padding * len(header) - 2
         longest = max([len(header[0]), *(len(row.name) for row, _ in rows)])
         name_width = max(8, min(longest, spare))
         cursor = table.cursor_row
