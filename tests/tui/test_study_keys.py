@@ -9,6 +9,7 @@ from sqlalchemy import select
 from textual.widgets import Markdown, Static
 
 from quizzer.db.models import ReviewRow
+from quizzer.review.model import Rating, format_interval
 from quizzer.tui import keys
 from quizzer.tui.screens.confirm import ConfirmScreen
 from quizzer.tui.screens.help import HelpScreen
@@ -35,7 +36,7 @@ def review_count(service) -> int:
         return len(list(s.scalars(select(ReviewRow))))
 
 
-async def test_the_footer_follows_the_reveal(make_app):
+async def test_the_footer_follows_the_reveal(make_app, service):
     app = make_app(start_study=True)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
@@ -49,6 +50,11 @@ async def test_the_footer_follows_the_reveal(make_app):
         assert "reveal" not in after and "suspend" not in after
         assert {f"rate({n})" for n in range(1, 5)} <= after
         assert "tick" in after
+        preview = service.preview(screen.session.current)
+        shown = {b.action: b.description for _, b, _, _ in screen.active_bindings.values()}
+        for rating in Rating:  # the footer says what each rating gives, as the buttons do
+            wanted = f"{rating.label} {format_interval(preview[rating])}"
+            assert shown[f"rate({int(rating)})"] == wanted
 
 
 async def test_escape_with_a_message_open_only_closes_it(make_app, service):

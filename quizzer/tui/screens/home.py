@@ -152,6 +152,8 @@ class HomeScreen(Screen[None]):
         spare = width - sum(widths) - padding * len(header) - 2
         longest = max([len(header[0]), *(len(row.name) for row, _ in rows)])
         name_width = max(8, min(longest, spare))
+        # As wide as its columns: rows end where their numbers do, not at the far edge.
+        table.styles.width = min(width, name_width + sum(widths) + padding * len(header) + 2)
         cursor = table.cursor_row
         table.clear(columns=True)
         table.add_column(header[0], width=name_width, key="name")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from textual import on, work
@@ -14,7 +15,7 @@ from textual.widgets import Footer, Static
 
 from quizzer.bank.model import Bank, Question
 from quizzer.errors import CorruptCardError
-from quizzer.review.model import Rating
+from quizzer.review.model import Rating, format_interval
 from quizzer.review.session import StudySession
 from quizzer.tui.reporting import reporting
 from quizzer.tui.widgets.key_points import KeyPoints
@@ -100,7 +101,8 @@ class StudyScreen(Screen[None]):
             yield Static("Loading...", id="question")
         yield Static("", id="ticked")
         yield RatingBar(id="rating-bar")
-        yield Footer(compact=True)  # every key fits in 80 columns
+        # Compact and without the palette hint (ctrl+p still works): every key fits in 80.
+        yield Footer(compact=True, show_command_palette=False)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The footer follows the card: reveal first, then the ratings."""
@@ -197,8 +199,17 @@ class StudyScreen(Screen[None]):
             bar = self.query_one(RatingBar)
             bar.show_intervals(intervals)
             bar.display = True
+            self.label_ratings(intervals)
             self.show_ticked()
             self.refresh_bindings()
+
+    def label_ratings(self, intervals: dict[Rating, timedelta] | None) -> None:
+        """The footer's 1-4 say what each rating gives, as the buttons do: 'Good 10m'."""
+        for rating in Rating:
+            key = str(int(rating))
+            delta = intervals.get(rating) if intervals else None
+            label = f"{rating.label} {format_interval(delta)}" if delta else rating.label
+            self._bindings.key_to_bindings[key] = [Binding(key, f"rate({key})", label)]
 
     def show_answer(self, question: Question) -> None:
         from textual.widgets import Markdown
