@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import _sampling_reference as ref
 import pytest
 import torch
+from _diagnose import boundary
 
 NAMES = ("logits", "temperature", "top_k", "top_p")
 
@@ -159,59 +160,83 @@ def _ids(indices: list[int]) -> str:
     return str(indices) if len(indices) <= 10 else f"{indices[:10]} ... ({len(indices)} tokens)"
 
 
-def assert_rows(
+Rule = str | Sequence[str]  # one for every row, or one per row
+
+
+def mismatch(
     got: torch.Tensor,
-    want: torch.Tensor,
+    want: list[ref.Row],
     case: Batch,
-    rule: str,
+    rule: Rule,
     atol: float = 1e-10,
     sum_tol: float = 1e-9,
     tiny: float = 0.0,
-) -> None:
-    """Row by row: the same surviving tokens (removed ones exactly 0), a sum of 1, the same
-    values. ``tiny``: reference probabilities below it may come back as 0 (float32 underflow)."""
-    for row in range(got.shape[0]):
-        g, w = got[row], want[row]
-        unsure = (w > 0) & (w < tiny)
-        has = [int(i) for i in ((g != 0) & ~unsure).nonzero().flatten()]
-        wants = [int(i) for i in ((w != 0) & ~unsure).nonzero().flatten()]
-        if has != wants:
-            missing = sorted(set(wants) - set(has))
-            extra = sorted(set(has) - set(wants))
-            diff = [f"missing {_ids(missing)}"] if missing else []
-            diff += [f"should be exactly 0: {_ids(extra)}"] if extra else []
-            pytest.fail(
-                f"{rule}. For {case.describe(row)}: expected nonzero probability on tokens "
-                f"{_ids(wants)}, got {_ids(has)} ({'; '.join(diff)})",
-                pytrace=False,
+    rows: Sequence[int] | None = None,
+) -> tuple[int, str] | None:
+    """The first row (of ``rows``, default all) that differs from the reference, and the
+    message: the same surviving tokens (removed ones exactly 0), a sum of 1, the same values.
+    ``tiny``: reference probabilities below it may come back as 0 (float32 underflow)."""
+    for row in range(got.shape[0]) if rows is None else rows:
+        message = _row_mismatch(got[row], want[row], case, row, rule, atol, sum_tol, tiny)
+        if message is not None:
+            return row, message
+    return None
+
+
+def _row_mismatch(
+    g: torch.Tensor,
+    ref_row: ref.Row,
+    case: Batch,
+    row: int,
+    rule: Rule,
+    atol: float,
+    sum_tol: float,
+    tiny: float,
+) -> str | None:
+    w = torch.tensor(ref_row.probs, dtype=torch.float64)
+    why = rule if isinstance(rule, str) else rule[row]
+    unsure = (w > 0) & (w < tiny)
+    has = [int(i) for i in ((g != 0) & ~unsure).nonzero().flatten()]
+    wants = [int(i) for i in ((w != 0) & ~unsure).nonzero().flatten()]
+    if has != wants:
+        settings = (float(case.temperature[row]), int(case.top_k[row]), float(case.top_p[row]))
+        named = boundary(has, ref_row, *settings, case.describe(row))
+        if named is not None:
+            return named
+        missing = sorted(set(wants) - set(has))
+        extra = sorted(set(has) - set(wants))
+        diff = [f"missing {_ids(missing)}"] if missing else []
+        diff += [f"should be exactly 0: {_ids(extra)}"] if extra else []
+        return (
+            f"{why}. For {case.describe(row)}: expected nonzero probability on tokens "
+            f"{_ids(wants)}, got {_ids(has)} ({'; '.join(diff)})"
+        )
+    total = float(g.sum())
+    if abs(total - 1.0) > sum_tol:
+        off = f"the row sums to 1 {'+' if total > 1 else '-'} {abs(total - 1.0):.2g}"
+        if abs(total - 1.0) < ROUNDING_SUM and case.logits.dtype == torch.float64:
+            return (
+                f"{off} for {case.describe(row)}, off by float32 rounding (at most "
+                f"{sum_tol:g} allowed in float64): compute in float64 throughout (no "
+                ".float() in between) and renormalise after the last filter"
             )
-        total = float(g.sum())
-        if abs(total - 1.0) > sum_tol:
-            off = f"the row sums to 1 {'+' if total > 1 else '-'} {abs(total - 1.0):.2g}"
-            if abs(total - 1.0) < ROUNDING_SUM and case.logits.dtype == torch.float64:
-                pytest.fail(
-                    f"{off} for {case.describe(row)}, off by float32 rounding (at most "
-                    f"{sum_tol:g} allowed in float64): compute in float64 throughout (no "
-                    ".float() in between) and renormalise after the last filter",
-                    pytrace=False,
-                )
-            pytest.fail(
-                f"the filtered probabilities are not renormalised: for {case.describe(row)} "
-                f"{off}, expected 1 (divide the surviving probabilities by their sum after "
-                "filtering)",
-                pytrace=False,
-            )
-        err = (g - w).abs()
-        worst = float(err.max())
-        if worst > atol:
-            i = int(err.argmax())
-            values = (
-                f"token {i} has probability {float(g[i]):.12g}, expected {float(w[i]):.12g} "
-                f"(|difference| {worst:.2g} > {atol:g} allowed)"
-            )
-            if worst < PRECISION_LEVEL:
-                pytest.fail(precision_message(case, row, values), pytrace=False)
-            pytest.fail(f"{rule}. For {case.describe(row)}: {values}", pytrace=False)
+        return (
+            f"the filtered probabilities are not renormalised: for {case.describe(row)} "
+            f"{off}, expected 1 (divide the surviving probabilities by their sum after "
+            "filtering)"
+        )
+    err = (g - w).abs()
+    worst = float(err.max())
+    if worst > atol:
+        i = int(err.argmax())
+        values = (
+            f"token {i} has probability {float(g[i]):.12g}, expected {float(w[i]):.12g} "
+            f"(|difference| {worst:.2g} > {atol:g} allowed)"
+        )
+        if worst < PRECISION_LEVEL:
+            return precision_message(case, row, values)
+        return f"{why}. For {case.describe(row)}: {values}"
+    return None
 
 
 # A float64 row that misses 1 by less than this is off by float32 rounding, not by a

@@ -14,10 +14,13 @@ import torch
 
 @dataclass(frozen=True)
 class Row:
-    """One row's filtered distribution and how close it came to a top-p decision."""
+    """One row's filtered distribution, and how its nucleus was cut."""
 
     probs: list[float]
     margin: float  # smallest |mass before / kept mass - top_p| over the top-k survivors
+    ranked: tuple[int, ...] = ()  # the top-k survivors, most probable first
+    before: tuple[float, ...] = ()  # the renormalised mass before each of them
+    nucleus: int = 0  # how many of them top-p keeps
 
 
 def filter_row(logits: list[float], temperature: float, top_k: int, top_p: float) -> Row:
@@ -27,30 +30,27 @@ def filter_row(logits: list[float], temperature: float, top_k: int, top_p: float
         return Row([1.0 if i == best else 0.0 for i in range(vocab)], math.inf)
     scaled = [x / temperature for x in logits]
     top = max(scaled)
-    weights = [math.exp(x - top) for x in scaled]
+    weights = [math.exp(x - top) for x in scaled]  # exp(-inf) = 0: a -inf logit is never drawn
     total = sum(weights)
     probs = [w / total for w in weights]
     ranked = sorted(range(vocab), key=lambda i: (-probs[i], i))
     if 0 < top_k < vocab:
         ranked = ranked[:top_k]
     kept_mass = sum(probs[i] for i in ranked)
+    shares, before = [], 0.0
+    for i in ranked:
+        shares.append(before / kept_mass)
+        before += probs[i]
+    nucleus = len(ranked)
     margin = math.inf
     if top_p < 1:
-        nucleus: list[int] = []
-        before = 0.0
-        for i in ranked:
-            share = before / kept_mass
-            margin = min(margin, abs(share - top_p))
-            if share >= top_p:
-                break
-            nucleus.append(i)
-            before += probs[i]
-        ranked = nucleus
-    mass = sum(probs[i] for i in ranked)
+        nucleus = next((r for r, share in enumerate(shares) if share >= top_p), len(ranked))
+        margin = min(abs(share - top_p) for share in shares[: nucleus + 1])
+    mass = sum(probs[i] for i in ranked[:nucleus])
     out = [0.0] * vocab
-    for i in ranked:
+    for i in ranked[:nucleus]:
         out[i] = probs[i] / mass
-    return Row(out, margin)
+    return Row(out, margin, tuple(ranked), tuple(shares), nucleus)
 
 
 def rows(

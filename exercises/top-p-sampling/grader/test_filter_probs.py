@@ -2,9 +2,11 @@
 
 Most specific first, so that the first failure names the broken rule: the interface and the
 untouched inputs; temperature; greedy rows; top-k; the token that crosses top_p; top_p = 1
-keeps every token; top-k before top-p; temperature before top-p; ties and the exact top-p
-boundary; renormalisation; then seeded random batches against the grader's per-row reference
-(float64); float32; on a GPU, a full-size vocabulary.
+keeps every token; top-k before top-p; temperature before top-p; top_p compared exactly
+(1e-12 either side); ties and a mass before equal to top_p; renormalisation; -inf logits;
+then seeded random batches against the grader's per-row reference (float64); float32; on a
+GPU, a full-size vocabulary. A wrong row whose own settings name another rule (top_k = 0,
+the edge of a nucleus) is reported under that rule.
 Every expected value comes from ``_sampling_reference`` (plain Python, one row at a time).
 """
 
@@ -15,7 +17,7 @@ from collections.abc import Callable
 import _sampling_reference as ref
 import pytest
 import torch
-from _cases import Batch, assert_rows, batch, call_filter, log_probs, random_batch
+from _cases import Batch, Rule, batch, call_filter, log_probs, mismatch, random_batch
 
 Filter = Callable[..., torch.Tensor]
 
@@ -27,10 +29,19 @@ GREEDY = (
     "temperature 0 is greedy: probability 1 on the largest logit (the lowest token id among "
     "equal maxima) and 0 elsewhere, whatever top_k and top_p say"
 )
-TOP_K = "top-k must keep exactly the top_k most probable tokens (top_k = 0 or >= V keeps all)"
+TOP_K = (
+    "top-k must keep exactly the top_k most probable tokens, each row with its own top_k "
+    "(top_k = 0 or >= V keeps all)"
+)
+K_ZERO = "top_k = 0 means off: keep all V tokens, as top_k = V does"
 CROSSING = (
-    "top-p must keep the token whose mass crosses top_p: sort by descending probability and "
-    "keep a token while the mass strictly before it is < top_p"
+    "top-p keeps a token while the mass strictly before it (in descending order) is < top_p: "
+    "the token that crosses top_p stays, every token after it goes"
+)
+EXACT = (
+    "top-p compares the mass before a token with top_p exactly, with no tolerance, on the "
+    "top-k survivors renormalised: top_p - 1e-12 before a token keeps it, top_p + 1e-12 "
+    "drops it"
 )
 TOP_P_OFF = (
     "top_p = 1 turns the nucleus off: every token keeps its probability, however small (the "
@@ -51,12 +62,43 @@ TIES = (
     "probability; torch.topk does not promise which tied index it returns), and a token "
     "whose mass before it equals top_p exactly is dropped"
 )
+MINUS_INF = (
+    "a logit of -inf is a token that is never drawn: probability exactly 0 after the softmax, "
+    "and the finite logits are filtered as usual (every row has at least one)"
+)
 REFERENCE = "filter_probs differs from the grader's per-row reference"
 
 
-def check(fn: Filter, case: Batch, rule: str, **tol: float) -> None:
-    want = ref.filter_probs(*case.args)
-    assert_rows(call_filter(fn, case), want, case, rule, **tol)
+def check(fn: Filter, case: Batch, rule: Rule, **tol: float) -> None:
+    """The user's filter against the reference; ``rule`` names what a wrong row breaks (one
+    for every row, or one per row), unless the row's settings point at another rule."""
+    want = ref.rows(*case.args)
+    problem = mismatch(call_filter(fn, case), want, case, rule, **tol)
+    if problem is not None:
+        row, message = problem
+        pytest.fail(_k_zero(fn, case, row, want, tol) or message, pytrace=False)
+
+
+def _k_zero(
+    fn: Filter, case: Batch, row: int, want: list[ref.Row], tol: dict[str, float]
+) -> str | None:
+    """The message for a wrong row with top_k = 0 that comes out right with top_k = V."""
+    vocab = case.logits.shape[1]
+    if int(case.top_k[row]) != 0 or vocab == 1:
+        return None
+    k = torch.where(case.top_k == 0, torch.full_like(case.top_k, vocab), case.top_k)
+    as_v = Batch(case.logits, case.temperature, k, case.top_p)
+    try:
+        got = call_filter(fn, as_v)
+    except pytest.fail.Exception:
+        return None
+    if mismatch(got, want, as_v, K_ZERO, rows=[row], **tol) is not None:
+        return None
+    kept = int((call_filter(fn, case)[row] != 0).sum())
+    return (
+        f"{K_ZERO}. For {case.describe(row)}: {kept} of {vocab} tokens survive, and the same "
+        f"row with top_k = {vocab} is right"
+    )
 
 
 # ---------------------------------------------------------------- interface
@@ -118,25 +160,43 @@ def test_top_p_one_is_decided_per_row(filter_probs: Filter, device: str) -> None
     # tails sit at "mass before" 1.0
     z = [[0.0, -40.0, -40.0, -40.0], [0.4, 0.3, 0.2, 0.1], [-40.0, 0.0, -45.0, -40.0]]
     case = batch(z, [1.0, 1.0, 1.0], [0, 0, 3], [1.0, 0.5, 1.0], device)
-    check(filter_probs, case, TOP_P_PER_ROW)
+    check(filter_probs, case, [TOP_P_PER_ROW, CROSSING, TOP_P_PER_ROW])
 
 
 def test_top_k_before_top_p(filter_probs: Filter, device: str) -> None:
+    # each distribution first with top-p alone and top-k alone, then with both
     z = log_probs(
         # top-k 2 keeps 0.4 and 0.3 -> renormalised 0.57, 0.43; top_p 0.5 keeps token 1 only
         # (nucleus first on the full distribution would keep tokens 1 and 3)
         [0.2, 0.4, 0.1, 0.3],
         [0.35, 0.3, 0.2, 0.15],  # top-k 3, top_p 0.6 -> {0, 1}
     )
-    case = batch(z, [1.0, 1.0], [2, 3], [0.5, 0.6], device)
-    check(filter_probs, case, ORDER)
+    case = batch(z * 3, [1.0] * 6, [0, 0, 2, 3, 2, 3], [0.5, 0.6, 1.0, 1.0, 0.5, 0.6], device)
+    check(filter_probs, case, [CROSSING] * 2 + [TOP_K] * 2 + [ORDER] * 2)
 
 
 def test_temperature_before_top_p(filter_probs: Filter, device: str) -> None:
     # T = 3 flattens [0.6, 0.25, 0.15] to ~[0.42, 0.31, 0.27]: the nucleus for 0.75 grows
-    # from 2 tokens (T = 1) to all 3, so T must act before the filter
+    # from 2 tokens (T = 1, the first row) to all 3, so T must act before the filter
     z = log_probs([0.6, 0.25, 0.15], [0.6, 0.25, 0.15])
-    check(filter_probs, batch(z, [3.0, 1.0], [0, 0], [0.75, 0.75], device), TEMPERATURE)
+    case = batch(z, [1.0, 3.0], [0, 0], [0.75, 0.75], device)
+    check(filter_probs, case, [CROSSING, TEMPERATURE])
+
+
+def test_top_p_compares_exactly(filter_probs: Filter, device: str) -> None:
+    """float64 masses before a token 1e-12 below and above top_p: rounding is ~1e-16 here, so
+    only a tolerance in the comparison changes the result."""
+    d = 1e-12
+    z = log_probs(
+        [0.9 - d, 0.06 + d, 0.04],  # top_p 0.9: token 1 has 0.9 - 1e-12 before it -> {0, 1}
+        [0.9 + d, 0.06 - d, 0.04],  # 0.9 + 1e-12 before token 1 -> {0}
+        [0.5, 0.3 - d, 0.2 + d],  # top_p 0.8: token 2 has 0.8 - 1e-12 before it -> all
+        [0.5, 0.3 + d, 0.2 - d],  # 0.8 + 1e-12 before token 2 -> {0, 1}
+    )
+    check(filter_probs, batch(z, [1.0] * 4, [0] * 4, [0.9, 0.9, 0.8, 0.8], device), EXACT)
+    # the same after top-k 2: 0.9 -+ 1e-12 of the two survivors' mass
+    z = log_probs([0.9 - d, 0.1 + d, 0.08, 0.05], [0.9 + d, 0.1 - d, 0.08, 0.05])
+    check(filter_probs, batch(z, [1.0, 1.0], [2, 2], [0.9, 0.9], device), EXACT)
 
 
 @pytest.mark.parametrize(
@@ -177,6 +237,15 @@ def test_rows_renormalised(filter_probs: Filter, device: str) -> None:
     z = torch.randn(4, 12, generator=gen, dtype=torch.float64)
     case = batch(z, [1.0, 0.7, 1.0, 2.0], [4, 0, 6, 2], [1.0, 0.6, 0.8, 0.9], device)
     check(filter_probs, case, REFERENCE)
+
+
+def test_minus_inf_logits(filter_probs: Filter, device: str) -> None:
+    """-inf marks a banned token; greedy rows, top-k larger than the finite tokens, top-p."""
+    inf = float("-inf")
+    z = [[0.0, inf, 1.0, inf, 0.5]] * 4 + [[inf, inf, 2.0, inf, inf]] * 2
+    temps = [1.0, 0.5, 0.0, 1.0, 2.0, 1.0]
+    case = batch(z, temps, [0, 4, 0, 0, 0, 2], [1.0, 1.0, 1.0, 0.7, 0.5, 1.0], device)
+    check(filter_probs, case, MINUS_INF)
 
 
 # ---------------------------------------------------------------- everything at once

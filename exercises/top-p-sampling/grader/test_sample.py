@@ -97,7 +97,7 @@ def test_frequencies_match_filtered_probabilities(sample: Sample, device: str) -
             assert abs(freq - prob) <= 5 * sigma + 1e-12, (
                 f"sample draws token {token} with frequency {freq:.4f}, but its filtered "
                 f"probability is {prob:.4f} (allowed: +-{5 * sigma:.4f}, 5 binomial standard "
-                f"deviations; {where}): draw with torch.multinomial from filter_probs"
+                f"deviations; {where}): draw from filter_probs (e.g. with torch.multinomial)"
             )
 
 
@@ -107,6 +107,7 @@ def test_same_seed_same_tokens(sample: Sample, device: str) -> None:
     differ = (first != again).nonzero().flatten()
     assert differ.numel() == 0, (
         f"two calls with generators seeded alike drew different tokens in {differ.numel()} of "
-        f"200 rows (first: {case.describe(int(differ[0]))}): pass the generator to "
-        "torch.multinomial and draw nothing from the global random state"
+        f"200 rows (first: {case.describe(int(differ[0]))}): draw with the given generator "
+        "(e.g. torch.multinomial(probs, 1, generator=generator)) and nothing from the global "
+        "random state"
     )
