@@ -69,3 +69,13 @@ def test_state_label_says_suspended_buried_and_leech(service, clock):
     assert state_label(cards["t-kv"], now) == "suspended"
     assert state_label(cards["t-lru"], now) == "buried"
     assert state_label(cards["t-lru"], now + timedelta(days=2)) == "new"
+
+
+def test_the_preview_shows_a_code_block_under_its_language_alone(small_bank, clock):
+    from quizzer.review.browse import describe_card
+
+    q = small_bank.questions["t-code"]
+    assert "```cuda fragment sm_90a" in q.answer
+    card = CardInfo(q, "new", None, None, None, None, None, 0, 0, False, None, False)
+    text = describe_card(small_bank, card, [], clock())
+    assert "```cuda\n" in text and "fragment" not in text

@@ -93,3 +93,19 @@ def test_default_database_lives_in_user_data_dir(capsys, tmp_path):
     code, _, _ = run(capsys, "list", "--due", "--limit", "1")
     assert code == 0
     assert (tmp_path / "home" / "quizzer.db").exists()
+
+
+def test_show_says_how_its_code_is_checked(capsys):
+    code, out, _ = run(capsys, "--bank", str(FIXTURES / "small"), "show", "t-code")
+    assert code == 0
+    assert "code not behaviour-tested: 1 block (1 fragment)" in out
+    assert "fragment" not in out.split("code not")[0]  # the info string's tags stay hidden
+    _, out, _ = run(capsys, "--bank", str(FIXTURES / "small"), "show", "t-lru")
+    assert "code " not in out  # a card without code says nothing about code
+
+
+def test_validate_counts_the_code_blocks(capsys):
+    code, out, _ = run(capsys, "bank", "validate")
+    assert code == 0
+    line = " ".join(out.split("code blocks:")[1].split())
+    assert "behaviour-tested" in line and "of the Python blocks that define" in line

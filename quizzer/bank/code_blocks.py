@@ -24,10 +24,12 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
-
-from markdown_it import MarkdownIt
+from typing import TYPE_CHECKING
 
 from quizzer.bank.model import Question
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 FRAGMENT = "fragment"
 TESTED = "tested"
@@ -111,6 +113,8 @@ def unknown_tags(block: CodeBlock) -> list[str]:
 
 @cache
 def _parser() -> MarkdownIt:
+    from markdown_it import MarkdownIt  # only where blocks are counted: study never needs it
+
     return MarkdownIt("commonmark")
 
 
@@ -164,8 +168,8 @@ class CodeSummary:
         checks = ", ".join(f"{n} {check}" for check, n in self.by_check.items())
         share = self.defining_tested / self.defining if self.defining else 1.0
         return (
-            f"code blocks: {self.blocks} ({langs}); {checks}; {self.tested} behaviour-tested, "
-            f"{share:.0%} of Python blocks defining a function or class"
+            f"code blocks: {self.blocks} ({langs}); {checks}; {self.tested} behaviour-tested "
+            f"({share:.0%} of the Python blocks that define a function or class)"
         )
 
 

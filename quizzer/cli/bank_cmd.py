@@ -24,6 +24,7 @@ def validate(ctx: click.Context, paths: tuple[Path, ...]) -> None:
 
     PATHS are question files or folders; without them, the built-in bank and --bank folders.
     """
+    from quizzer.bank.code_blocks import summarise
     from quizzer.bank.loader import check_bank
 
     settings = state(ctx).settings
@@ -34,3 +35,4 @@ def validate(ctx: click.Context, paths: tuple[Path, ...]) -> None:
         err_console.print(f"{plural(len(problems), 'problem')} found", style="bold red")
         ctx.exit(1)
     console.print("bank OK: " + bank_size(bank.counts()))
+    console.print(summarise(bank.questions.values()).line(), markup=False)

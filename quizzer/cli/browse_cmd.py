@@ -104,6 +104,8 @@ def show_cmd(ctx: click.Context, question_id: str) -> None:
     from rich.markdown import Markdown
     from rich.panel import Panel
 
+    from quizzer.bank.code_blocks import describe as describe_code
+
     bank = state(ctx).bank
     resolved = bank.resolve(question_id)
     if resolved is None:
@@ -117,6 +119,9 @@ def show_cmd(ctx: click.Context, question_id: str) -> None:
         ups = plural(question.times_asked, "interview write-up")
         console.print(Text(f"Its themes came up in {ups}: {asked}"))
     console.print(Markdown(question.answer))
+    code = describe_code(question)
+    if code:
+        console.print(Text(code, style="dim"))
     console.print("\n[bold]Key points[/bold]")
     for point in question.key_points:
         console.print(Text(f"  ☐ {point}"))

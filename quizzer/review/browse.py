@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from quizzer.bank.code_blocks import plain_fences
 from quizzer.bank.model import Bank
 from quizzer.review.model import CardInfo, HistoryEntry, format_interval
 
@@ -135,7 +136,7 @@ def describe_card(
     lines = [f"## {q.id}", "", q.question, "", f"*{q.topic} · {q.difficulty} · {state}*"]
     if card.retrievability is not None:
         lines.append(f"Recall now: {card.retrievability:.0%} · lapses {card.lapses}")
-    lines += ["", "### Answer", "", q.answer, "", "### History", ""]
+    lines += ["", "### Answer", "", plain_fences(q.answer), "", "### History", ""]
     if history:
         lines += ["| date | rating | interval |", "|---|---|---|"]
         for h in history:

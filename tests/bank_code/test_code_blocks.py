@@ -52,7 +52,7 @@ def test_summary_and_show_line() -> None:
         1,
         1,
     )
-    assert "100% of Python blocks defining a function or class" in summary.line()
+    assert "(100% of the Python blocks that define a function or class)" in summary.line()
     assert describe(_card()) == (
         "code tested: 1 of 3 blocks behaviour-tested (1 executed, 1 fragment, 1 unchecked)"
     )

@@ -13,6 +13,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from quizzer.bank.code_blocks import plain_fences
 from quizzer.bank.model import Bank, Question
 from quizzer.errors import CorruptCardError
 from quizzer.review.model import Rating, format_interval
@@ -215,7 +216,7 @@ class StudyScreen(Screen[None]):
         from textual.widgets import Markdown
 
         self.answer_parts = (
-            Markdown(question.answer, classes="answer"),
+            Markdown(plain_fences(question.answer), classes="answer"),
             KeyPoints(question.key_points, classes="key-points"),
             Markdown(more_markdown(question), classes="more"),
         )
