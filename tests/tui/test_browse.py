@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import DataTable, Markdown, Static
 
 from quizzer.tui.screens.browse import DEBOUNCE_S, BrowseScreen
@@ -81,3 +82,15 @@ async def test_the_preview_says_suspended_for_a_suspended_card(make_app, service
         assert "· suspended*" in screen.query_one("#detail-text", Markdown).source
         table = screen.query_one("#results", DataTable)
         assert table.get_row("t-kv")[2].plain == "suspended"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (200, 50)])
+async def test_every_column_fits_beside_a_scrollbar(make_app, size):
+    """The columns leave room for the vertical scrollbar a full bank shows, at every size."""
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        screen = await open_browse(pilot)
+        table = screen.query_one("#results", DataTable)
+        needed = sum(column.get_render_width(table) for column in table.columns.values())
+        assert "lapses" in table.columns or size[0] < 100
+        assert needed + table.styles.scrollbar_size_vertical <= table.region.width

@@ -98,11 +98,10 @@ class BrowseScreen(Screen[None]):
         for a layout: all of it when stacked, else three fifths."""
         width = self.size.width
         table = self.query_one("#results", DataTable)
-        if width < STACKED:
-            table.styles.width = None
-            return width
-        table.styles.width = width * 3 // 5
-        return width * 3 // 5
+        if width >= STACKED:
+            width = width * 3 // 5
+        table.styles.width = width
+        return width
 
     # -- searching -------------------------------------------------------------------------
 
