@@ -5,7 +5,7 @@ existing, migrated database (an untimed first run creates it, like a first launc
 stops once the first question is on screen. The baseline is a bare Textual app showing
 one Markdown widget, stopped after its first paint. The clock stops when a run reports
 its paint; the time to process exit (interpreter teardown included) is shown too.
-The home run opens bare `quizzer` and stops once its tables hold the numbers. Prints
+The home run opens bare `quizzer` (the console script, database from $QUIZZER_DB) and stops once its tables hold the numbers. Prints
 medians and the ratios (targets: study <= 1.3, home <= 1.2). It also times loading the bank from its
 cache against parsing and validating every YAML file (the baseline), each in a fresh
 interpreter.
@@ -62,8 +62,8 @@ sys.exit(entry(["--db", sys.argv[1], "study"]))
 """
 
 HOME = """
-import sys
-from quizzer.cli.main import entry
+import os, sys
+from quizzer.cli.launch import run as console_script
 from quizzer.tui.screens import home
 
 original = home.HomeScreen.fill
@@ -80,7 +80,9 @@ home.HomeScreen.fill = fill_and_stop
 import textual.app
 run = textual.app.App.run
 textual.app.App.run = lambda self, **kw: run(self, headless=True)
-sys.exit(entry(["--db", sys.argv[1]]))
+os.environ["QUIZZER_DB"] = sys.argv[1]
+sys.argv = ["quizzer"]  # bare `quizzer`, as a user starts it
+console_script()
 """
 
 BANK_LOAD = """

@@ -1,3 +1,3 @@
-from quizzer.cli.main import run
+from quizzer.cli.launch import run
 
 run()

@@ -109,3 +109,26 @@ def test_validate_counts_the_code_blocks(capsys):
     assert code == 0
     line = " ".join(out.split("code blocks:")[1].split())
     assert "behaviour-tested" in line and "of the Python blocks that define" in line
+
+
+def test_bare_quizzer_reports_a_bad_database_in_one_line(tmp_path):
+    """Bare `quizzer` starts without the command-line parser and still fails in one line."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from quizzer.cli.launch import run; sys.argv = ['quizzer']\n"
+        "try:\n    run()\nfinally:\n    print('CLICK', 'click' in sys.modules)"
+    )
+    env = {**os.environ, "QUIZZER_DB": str(tmp_path / "missing" / "q.db")}
+    env["QUIZZER_HOME"] = str(tmp_path / "home")
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        f"error: the folder {tmp_path / 'missing'} does not exist; create it or choose "
+        "another --db path"
+    ]
+    assert "CLICK False" in out.stdout

@@ -82,14 +82,14 @@ def cli(ctx: click.Context, db: str | None, banks: tuple[Path, ...], show_versio
         print_version(ctx.obj.settings)
         ctx.exit(0)
     if ctx.invoked_subcommand is None:
-        from quizzer.cli.study_cmd import launch
+        from quizzer.cli.launch import launch
 
         launch(ctx.obj, home=True)
 
 
 def entry(argv: list[str] | None = None) -> int:
     """Run the CLI and return the exit code; expected failures become one line on stderr."""
-    from quizzer.errors import QuizzerError
+    from quizzer.cli.launch import report
 
     try:
         code = cli.main(args=argv, prog_name="quizzer", standalone_mode=False)
@@ -101,26 +101,14 @@ def entry(argv: list[str] | None = None) -> int:
     except (click.exceptions.Abort, KeyboardInterrupt):
         err_console.print("aborted")
         return 130
-    except QuizzerError as exc:
-        err_console.print(f"error: {exc}", markup=False)
-        return exc.exit_code
-    except Exception as exc:  # database and OS errors the user can cause
-        message = _describe(exc)
-        if message is None:
+    except Exception as exc:  # ours, and database and OS errors the user can cause
+        reported = report(exc)
+        if reported is None:
             raise
-        err_console.print(f"error: {message}", markup=False)
-        return 2
+        return reported
     return code if isinstance(code, int) else 0
 
 
 def run() -> None:
-    """The `quizzer` console script."""
+    """`quizzer` with arguments (bare `quizzer` starts in `quizzer.cli.launch.run`)."""
     sys.exit(entry())
-
-
-def _describe(exc: Exception) -> str | None:
-    from quizzer.db.errors import describe_db_error
-
-    if isinstance(exc, OSError):
-        return f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)
-    return describe_db_error(exc)

@@ -4,45 +4,9 @@ from __future__ import annotations
 
 import click
 
-from quizzer.bank.model import Filters
 from quizzer.cli.common import filter_options, make_filters
 from quizzer.cli.context import AppContext
-
-
-def launch(
-    context: AppContext,
-    *,
-    home: bool,
-    filters: Filters | None = None,
-    cram: bool = False,
-    new_limit: int | None = None,
-    extra_new: int = 0,
-) -> None:
-    service = context.review_service(quick=True)
-    if service.quick is None:
-        # A first launch, an older schema or another kind of database: open (create,
-        # migrate) it here, where a failure is one line. Otherwise the app opens it in the
-        # background once the first card is on screen.
-        service.open()
-    service.adopt_aliases()
-    if extra_new:
-        total = service.add_new_today(extra_new)
-        print(f"Today's new-card limit is raised by {total}.")
-    from quizzer.tui.app import QuizzerApp
-
-    app = QuizzerApp(
-        service,
-        filters=filters,
-        cram=cram,
-        new_limit=new_limit,
-        start_study=not home,
-        first_run=service.needs_setup(),
-    )
-    if home:
-        app.preload_home()
-    else:
-        app.preload_study()
-    app.run()
+from quizzer.cli.launch import launch
 
 
 @click.command("study")
