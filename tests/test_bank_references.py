@@ -31,21 +31,39 @@ GENERIC_SEGMENTS = {
 PERMALINK_HOSTS = {"doi.org", "dx.doi.org"}
 
 
+# Hosts that serve documentation. There a folder (or a page name without an extension)
+# with one specific segment is a product's front page: docs.nvidia.com/nsight-compute/.
+DOCS_HOST = re.compile(r"^(docs\.|.*\.readthedocs\.io$|.*\.github\.io$|developer\.nvidia\.com$)")
+# Segments of a docs host that only group products (docs.nvidia.com/deeplearning/tensorrt/).
+DOCS_GROUPS = {"cuda", "deeplearning", "deploy", "projects", "hpc-sdk", "datacenter"}
+README = re.compile(r"readme(\.\w+)?", re.IGNORECASE)
+_VERSION = re.compile(r"v?\d+(\.\d+)*")
+
+
+def _specific(segments: list[str], generic: set[str]) -> list[str]:
+    return [s for s in segments if s.lower() not in generic and not _VERSION.fullmatch(s)]
+
+
 def is_landing_page(url: str) -> bool:
-    """True when ``url`` points at a site, a docs root or a repository root."""
+    """True when ``url`` points at a site, a docs root or a repository root (or its README)."""
     parts = urlparse(url)
     host = parts.netloc.lower().removeprefix("www.")
-    if host in PERMALINK_HOSTS:
+    anchor = parts.fragment.lower() not in ("", "readme")  # '#readme' is the front page
+    if host in PERMALINK_HOSTS or anchor or parts.query:
         return False
     segments = [s for s in parts.path.split("/") if s]
-    if host == "github.com" and len(segments) <= 2:
-        return True
-    specific = [
-        s
-        for s in segments
-        if s.lower() not in GENERIC_SEGMENTS and not re.fullmatch(r"v?\d+(\.\d+)*", s)
-    ]
-    return not specific and not parts.fragment and not parts.query
+    if host == "github.com":
+        rest = _specific(segments[2:], GENERIC_SEGMENTS)
+        # owner/repo, or a branch's README: the repository's front page
+        return len(segments) <= 2 or (len(rest) == 1 and bool(README.fullmatch(rest[0])))
+    if not DOCS_HOST.match(host):
+        return not _specific(segments, GENERIC_SEGMENTS)
+    last = segments[-1].lower() if segments else ""
+    if "." in last and last not in GENERIC_SEGMENTS and not _VERSION.fullmatch(last):
+        return False  # a page file, not a folder or an index
+    if host.endswith(".github.io"):
+        segments = segments[1:]  # the project's name: nvidia.github.io/cccl/
+    return len(_specific(segments, GENERIC_SEGMENTS | DOCS_GROUPS)) <= 1
 
 
 @pytest.mark.parametrize(
@@ -57,6 +75,20 @@ def is_landing_page(url: str) -> bool:
         ("https://triton-lang.org/main/index.html", True),
         ("https://www.mindspore.cn/en", True),
         ("https://docs.python.org/3.12/", True),
+        ("https://docs.nvidia.com/nsight-compute/", True),
+        ("https://docs.nvidia.com/deeplearning/tensorrt/", True),
+        ("https://nvidia.github.io/cccl/cub/", True),
+        ("https://docs.nvidia.com/cuda/parallel-thread-execution/index.html", True),
+        ("https://developer.nvidia.com/drive", True),
+        ("https://raft.github.io/raft.pdf", False),
+        ("https://docs.nvidia.com/cuda/hopper-tuning-guide/index.html", True),
+        ("https://docs.vllm.ai/en/latest/design/prefix_caching/", False),
+        ("https://github.com/deepseek-ai/DeepEP/blob/main/README.md", True),
+        ("https://github.com/deepseek-ai/DeepEP#readme", True),
+        ("https://github.com/deepseek-ai/DeepEP#low-latency-kernels", False),
+        ("https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#mbarrier", False),
+        ("https://nvidia.github.io/cccl/cub/api/structcub_1_1DeviceRadixSort.html", False),
+        ("https://github.com/vllm-project/vllm/blob/main/vllm/v1/core/README.md", False),
         ("https://github.com/NVIDIA/cutlass/blob/main/media/docs/cute/01_layout.md", False),
         ("https://docs.vllm.ai/en/latest/design/prefix_caching.html", False),
         ("https://arxiv.org/abs/2309.06180", False),

@@ -95,23 +95,44 @@ def test_kahan_and_pairwise_sums() -> None:
     assert pairwise(np.ones(2**24 + 4, np.float32)) == 2**24 + 4
 
 
-SCANS = {
-    "perf-work-depth-brent-scan-counting": lambda: load_block(
-        "perf-work-depth-brent-scan-counting", 0
-    ),
-    "red-work-depth-reduce-scan": lambda: load_block("red-work-depth-reduce-scan", 0),
-}
-
-
-@pytest.mark.parametrize("card", sorted(SCANS))
-def test_hillis_steele_scan(card: str) -> None:
-    scan = SCANS[card]()["hillis_steele"]
+def test_red_hillis_steele_scan() -> None:
+    scan = load_block("red-work-depth-reduce-scan", 0)["hillis_steele"]
     for n in (0, 1, 2, 3, 8, 13, 64):
         x = list(range(-3, n - 3))
         out, adds, steps = scan(x)
         assert out == list(np.cumsum(x)) if n else out == []
         assert steps == (math.ceil(math.log2(n)) if n > 1 else 0)
         assert adds == sum(n - 2**i for i in range(steps))  # n log n - (n - 1) for powers of 2
+
+
+def test_perf_brent_bounds() -> None:
+    bounds = load_block("perf-work-depth-brent-scan-counting", 0)["brent_bounds"]
+
+    def hillis_steele(n: int) -> tuple[int, int]:
+        return n * int(math.log2(n)) - (n - 1), int(math.log2(n))
+
+    def blelloch(n: int) -> tuple[int, int]:
+        return 2 * (n - 1), 2 * int(math.log2(n))
+
+    # the card's table, and the reduction of 2^26 floats on 132 x 2048 threads
+    assert bounds(*hillis_steele(32), 32) == (5, 8) and bounds(*blelloch(32), 32) == (10, 11)
+    assert bounds(*hillis_steele(2**20), 2**14) == (1217, 1235)
+    assert bounds(*blelloch(2**20), 2**14) == (128, 167)
+    assert bounds(2**26 - 1, 26, 132 * 2048) == (249, 274)
+    assert bounds(0, 0, 4) == (0, 0) and bounds(100, 100, 64) == (100, 100)  # a chain
+    # a greedy level-by-level schedule of any DAG always lands inside the bounds
+    rng = random.Random(0)
+    for _ in range(2000):
+        levels = [rng.randint(1, 50) for _ in range(rng.randint(1, 12))]
+        p = rng.choice((1, 2, 3, 8, 32, 100))
+        greedy = sum(math.ceil(w / p) for w in levels)
+        lower, upper = bounds(sum(levels), len(levels), p)
+        assert lower <= greedy <= upper <= sum(levels) / p + len(levels)
+        if p == 1:
+            assert lower == greedy == upper == sum(levels)
+    for bad in ((5, 6, 4), (5, 0, 4), (5, 2, 0)):
+        with pytest.raises(ValueError):
+            bounds(*bad)
 
 
 def test_occupancy_calculator() -> None:
