@@ -301,10 +301,11 @@ _LEADS = {
 def explain(kind: str, cfg: Config, what: str) -> str:
     """The failure message for an output that matches the mistake ``kind``."""
     if kind.startswith("scale:"):
+        leads = [_LEADS["scale:" + name] for name in kind.removeprefix("scale:").split("|")]
         return (
             f"attention scale is wrong ({what}): the output matches scores scaled by "
-            f"{_LEADS[kind]}, but q k^T must be multiplied by 1/sqrt(head_dim) = "
-            f"1/sqrt({cfg.head_dim})"
+            f"{' or, the same for this shape, by '.join(leads)}, but q k^T must be multiplied "
+            f"by 1/sqrt(head_dim) = 1/sqrt({cfg.head_dim})"
         )
     if kind == "grouping":
         g = cfg.n_heads // cfg.n_kv_heads

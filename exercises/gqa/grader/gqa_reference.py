@@ -125,11 +125,19 @@ def mistakes(w: Weights, past_len: int, T: int) -> dict[str, dict[str, object]]:
     """The wrong variants worth diagnosing for this shape, as keyword arguments of
     ``attention``, keyed by the failure message's lead."""
     d, d_model = w.head_dim, w.wo.shape[0]
+    scales = {
+        "none": 1.0,
+        "d_model": 1.0 / math.sqrt(d_model),
+        "head_dim": 1.0 / d,
+        "times": math.sqrt(d),
+    }
+    # Wrong scales that coincide for this shape (1/head_dim = 1/sqrt(d_model) when
+    # d_model = head_dim^2) are one variant whose message names every one of them.
+    same: dict[float, list[str]] = {}
+    for name, value in scales.items():
+        same.setdefault(round(value, 12), []).append(name)
     out: dict[str, dict[str, object]] = {
-        "scale:none": {"scale": 1.0},
-        "scale:d_model": {"scale": 1.0 / math.sqrt(d_model)},
-        "scale:head_dim": {"scale": 1.0 / d},
-        "scale:times": {"scale": math.sqrt(d)},
+        "scale:" + "|".join(names): {"scale": scales[names[0]]} for names in same.values()
     }
     if 1 < w.n_kv_heads < w.n_heads:
         out["grouping"] = {"kv_head": lambda h: h % w.n_kv_heads}

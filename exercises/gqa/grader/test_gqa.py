@@ -170,7 +170,16 @@ def test_returned_cache_is_past_then_new(gqa: Harness) -> None:
     """The returned cache is [B, n_kv_heads, T_past + T, head_dim]: the given past followed
     by the new positions, with and without a cache."""
     for result, x, past, what in forms(gqa):
-        check_cache(result, GQA, x, past, what)
+        keys, values = check_cache(result, GQA, x, past, what)
+        if past is None:
+            continue
+        n = past[0].shape[2]
+        for name, got, given in (("keys", keys, past[0]), ("values", values, past[1])):
+            assert torch.equal(got[:, :, :n].cpu(), given.cpu()), (
+                f"returned KV cache ({what}): its first T_past = {n} {name} are not the "
+                f"given past_kv {name}; return the past followed by the new positions "
+                "(torch.cat((past, new), dim=2))"
+            )
 
 
 # ---------------------------------------------------------------- values
