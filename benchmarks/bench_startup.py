@@ -68,9 +68,9 @@ from quizzer.tui.screens import home
 
 original = home.HomeScreen.fill
 
-def fill_and_stop(self):
-    original(self)
-    if self.overview is not None and self.size.width:
+def fill_and_stop(self, width=None):
+    original(self, width)
+    if self.overview is not None and self.filled_width:
         def done():
             print("PAINTED", flush=True)
             self.app.exit()

@@ -55,6 +55,7 @@ def test_browse(snap_compare, make_app, size):
         await settle(pilot)
         await pilot.press("r")
         await settle(pilot)
+        pilot.app.screen.query_one("#search").cursor_blink = False  # a steady cursor
         await pilot.press(*"topic:red")
         await pilot.pause(0.3)  # the search waits for typing to stop
         await settle(pilot)

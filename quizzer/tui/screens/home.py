@@ -58,6 +58,7 @@ class HomeScreen(Screen[None]):
         super().__init__()
         self.overview = overview  # read before the app started, or by a worker
         self.fresh = overview is not None  # the first resume need not read it again
+        self.filled_width = 0  # the width the tables were last filled for
 
     def compose(self) -> ComposeResult:
         yield Static("quizzer · AI-infra interview prep", id="title")
@@ -85,10 +86,20 @@ class HomeScreen(Screen[None]):
             return
         self.refresh_overview()
 
+    def on_mount(self) -> None:
+        # The terminal's width is known before the first layout: fill the tables for it
+        # now, so the first frame already holds the numbers.
+        self.layout_for(self.app.size.width)
+
     @on(Resize)
     def _resized(self, event: Resize) -> None:
-        self.query_one("#home-tables").set_class(event.size.width < NARROW, "narrow")
-        self.fill()
+        if event.size.width != self.filled_width:
+            self.layout_for(event.size.width)
+
+    def layout_for(self, width: int) -> None:
+        """Stack the tables below NARROW columns and fill them for `width`."""
+        self.query_one("#home-tables").set_class(width < NARROW, "narrow")
+        self.fill(width)
 
     @work(thread=True, exclusive=True)
     def refresh_overview(self) -> None:
@@ -99,13 +110,15 @@ class HomeScreen(Screen[None]):
         self.query_one("#today", Static).update(today_line(overview))
         self.fill()
 
-    def fill(self) -> None:
+    def fill(self, width: int | None = None) -> None:
         """Size the company column for its names and fill both tables for the width
-        they get, worked out from the screen's, so the numbers come in this frame."""
+        they get, worked out from the screen's (or `width`), so the numbers come in this
+        frame."""
         overview = self.overview
-        width = self.size.width
+        width = width or self.size.width
         if overview is None or not width:
             return
+        self.filled_width = width
         box = self.query_one("#companies-box")
         if width < NARROW:
             box.styles.width = None
