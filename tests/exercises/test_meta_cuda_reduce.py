@@ -21,6 +21,7 @@ from quizzer.exercises.runner import grade
 from .meta import CATALOG, explain
 
 EXERCISE = CATALOG.get("cuda-reduce")
+CUDAKIT = EXERCISE.path.parent / "_cudakit"  # grader helpers shared by the CUDA exercises
 TRACKS = [t.name for t in EXERCISE.meta.tracks]
 MUTANTS = EXERCISE.meta.mutants
 TRACK_OF_SUFFIX = {Path(t.file).suffix: t.name for t in EXERCISE.meta.tracks}
@@ -137,7 +138,7 @@ def test_mutant_fails_naming_the_property(mutant: Mutant) -> None:
 SHIM_CHECK = """
 import os, sys
 os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-sys.path.insert(0, sys.argv[1])  # the grader folder
+sys.path.insert(0, sys.argv[1])  # the CUDA exercises' shared grader helpers
 import numpy as np
 import numba
 from numba import cuda
@@ -262,7 +263,7 @@ def test_simulator_shim_semantics(tmp_path: Path) -> None:
     script = tmp_path / "shim_check.py"
     script.write_text(SHIM_CHECK, encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, str(script), str(EXERCISE.grader_dir)],
+        [sys.executable, str(script), str(CUDAKIT)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -274,8 +275,9 @@ def grader_module(name: str):  # type: ignore[no-untyped-def]
     """A helper module of the grader, imported by path."""
     import importlib.util
 
+    path = EXERCISE.grader_dir / f"{name}.py"
     spec = importlib.util.spec_from_file_location(
-        f"cuda_reduce_{name}", EXERCISE.grader_dir / f"{name}.py"
+        f"cuda_reduce_{name}", path if path.exists() else CUDAKIT / f"{name}.py"
     )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # helpers beside the tests
+sys.path.insert(1, str(Path(__file__).resolve().parents[2] / "_cudakit"))  # shared ones
 
-import ptx_checks  # found through the path above
+import ptx_checks  # found through the paths above
 
 
 def _device(config: pytest.Config) -> str:

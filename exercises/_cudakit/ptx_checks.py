@@ -1,4 +1,4 @@
-"""Compile-only checks of reduce.cu: nvcc, ptxas resource usage, and the shape of the PTX.
+"""Compile-only checks of a CUDA C++ track: nvcc, ptxas resource usage, the shape of the PTX.
 
 Without a GPU nothing can run, so the CPU route reads what nvcc produced:
 - ``ptxas -v`` resource lines (registers, shared memory, spills) per kernel;
@@ -68,7 +68,7 @@ def nvcc() -> str | None:
 def compile_cu(source: Path, workdir: Path, arch: str = ARCH) -> Build:
     """nvcc -> PTX (kept) and a shared library, with ptxas -v resource output."""
     workdir.mkdir(parents=True, exist_ok=True)
-    library = workdir / "libreduce.so"
+    library = workdir / f"lib{source.stem}.so"
     command = [
         nvcc() or "nvcc",
         f"-arch={arch}",

@@ -1,5 +1,5 @@
-"""Source checks of reduce.cu that need no GPU: barriers under thread-dependent branches,
-and allocations inside ``solve``.
+"""Source checks of a CUDA C++ track that need no GPU (first written for reduce.cu): barriers
+under thread-dependent branches, and allocations inside ``solve``.
 
 A barrier (``__syncthreads()``, or a call of a ``__device__`` function that contains one) must
 be reached by every thread of the block. This module finds each barrier's enclosing ``if``,
