@@ -92,9 +92,14 @@ def _is_due(card: CardInfo, now: datetime) -> bool:
     )
 
 
+def asked_themes(bank: Bank, company: str) -> set[str]:
+    """The themes this company's interview write-ups asked."""
+    return {t for i in bank.interviews.values() if i.company == company for t in i.themes}
+
+
 def readiness(bank: Bank, cards: dict[str, CardInfo], company: str) -> Readiness:
     """Share of the themes this company asked whose cards are in review and recalled >= 0.9."""
-    asked = {t for i in bank.interviews.values() if i.company == company for t in i.themes}
+    asked = asked_themes(bank, company)
     ready_themes = {
         theme
         for card in cards.values()

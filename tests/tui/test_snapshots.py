@@ -82,3 +82,33 @@ def test_revealed_answer_light_theme(snap_compare, make_app):
 
     app = make_app(start_study=True, filters=Filters(topics=("red",), difficulties=("hard",)))
     assert snap_compare(app, terminal_size=(80, 24), run_before=reveal)
+
+
+CHART_SIZES = [(80, 24), (120, 40)]
+
+
+async def _stats_with_history(pilot) -> None:
+    await settle(pilot)
+    await pilot.press("t")
+    await settle(pilot)
+    pin_database_line(pilot.app)
+    body = pilot.app.screen.query_one("#stats-body")
+    body.scroll_to(y=4, animate=False)  # past the summary, to the heatmap and forecast
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("size", CHART_SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_stats_charts(snap_compare, make_app, service, clock, size):
+    """The stats screen's charts over four weeks of fixed-clock study."""
+    from datetime import timedelta
+
+    from quizzer.review.model import Rating
+
+    now = clock.now
+    clock.now = now - timedelta(days=28)
+    while clock.now < now:
+        for qid in service.queue()[:4]:
+            service.rate(qid, Rating.GOOD)
+        clock.advance(timedelta(days=1))
+    clock.now = now
+    assert snap_compare(make_app(), terminal_size=size, run_before=_stats_with_history)

@@ -25,6 +25,7 @@ class StatsScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static("Stats", id="stats-title")
         with VerticalScroll(id="stats-body"):
+            yield Static("", id="database")
             yield Static("Loading...", id="stats")
         yield Footer()
 
@@ -45,7 +46,9 @@ class StatsScreen(Screen[None]):
         from quizzer.views.stats import renderables
 
         bank = self.app.service.bank  # type: ignore[attr-defined]
-        self.query_one("#stats", Static).update(Group(*renderables(report, bank)))
+        database, *rest = renderables(report, bank)  # the database line first, on its own
+        self.query_one("#database", Static).update(database)
+        self.query_one("#stats", Static).update(Group(*rest))
 
     def action_scroll(self, direction: str) -> None:
         body = self.query_one("#stats-body", VerticalScroll)
