@@ -62,6 +62,8 @@ def show_cmd(ctx: click.Context, as_json: bool) -> None:
     defaults = {name: value for name, value, _ in describe(StudySettings())}
     if as_json:
         values = {name: _plain(getattr(service.settings, s.field)) for name, s in SPECS.items()}
+        fitted = service.settings.parameters
+        values["parameters"] = fitted._asdict() if fitted else "default"
         console.print_json(json.dumps(values))
         return
     table = Table(box=None, pad_edge=False)
@@ -71,7 +73,10 @@ def show_cmd(ctx: click.Context, as_json: bool) -> None:
         shown = value if value == defaults[name] else f"[b]{value}[/b]"
         table.add_row(name, shown, help_text)
     console.print(table)
-    console.print(f"\nDatabase: {service.sessions.url}", markup=False)
+    fitted = service.settings.parameters
+    shown = fitted.describe() if fitted else "default (fit yours with: quizzer optimize)"
+    console.print(f"\nFSRS parameters: {shown}", markup=False)
+    console.print(f"Database: {service.sessions.url}", markup=False)
     console.print("Change one with: quizzer config set NAME VALUE", markup=False)
 
 

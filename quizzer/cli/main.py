@@ -26,6 +26,8 @@ COMMANDS = {
     "info": ("quizzer.cli.info_cmd", "info_cmd"),
     "interviews": ("quizzer.cli.discover_cmd", "interviews_cmd"),
     "list": ("quizzer.cli.browse_cmd", "list_cmd"),
+    "optimize": ("quizzer.cli.optimize_cmd", "optimize_cmd"),
+    "plan": ("quizzer.cli.plan_cmd", "plan_group"),
     "setup": ("quizzer.cli.config_cmd", "setup_cmd"),
     "show": ("quizzer.cli.browse_cmd", "show_cmd"),
     "stats": ("quizzer.cli.stats_cmd", "stats_cmd"),

@@ -138,7 +138,9 @@ class ReviewService:
             from fsrs import Scheduler
 
             s = self.settings
+            fitted = {"parameters": s.parameters.values} if s.parameters else {}
             self._scheduler = Scheduler(
+                **fitted,
                 desired_retention=s.desired_retention,
                 learning_steps=s.learning_steps,
                 relearning_steps=s.relearning_steps,
@@ -271,7 +273,18 @@ class ReviewService:
             room = max(0, settings.new_per_day + extra - done.get(None, 0))
         known = set(self.bank.questions)
         learning = [(qid, due) for qid, due in learning if qid in known]
+        if filters.empty and new_limit is None and (planned := self._planned_today()):
+            new = [i for i in planned[0] if i not in blocked]  # a plan runs: its cards
+            final = [i for i in planned[1] if i not in set(reviews)]
+            return QueueParts(learning, self._known(reviews + final), new, 0, len(new))
         return QueueParts(learning, self._known(reviews), fresh[:room], len(fresh[room:]), room)
+
+    def _planned_today(self) -> tuple[list[str], list[str]] | None:
+        """(new cards, final reviews) of today while a study plan runs (see review.plan)."""
+        from quizzer.review.plan import stored_target, todays_cards
+
+        target = stored_target(self)
+        return todays_cards(self, target) if target is not None else None
 
     def _known(self, ids: Sequence[str]) -> list[str]:
         return [i for i in ids if i in self.bank.questions]  # removed questions stay hidden

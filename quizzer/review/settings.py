@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from quizzer.errors import QuizzerError
 
@@ -24,6 +24,18 @@ AIMS = ("companies", "level", "focus")
 
 class SettingError(QuizzerError):
     """A setting name or value that cannot be used."""
+
+
+class FittedParameters(NamedTuple):
+    """FSRS parameters fitted by `quizzer optimize`, with what they were fitted on."""
+
+    values: tuple[float, ...]  # the scheduler's parameter vector (21 for FSRS-6)
+    reviews: int  # reviews the fit used
+    fitted_on: str  # ISO date of the fit (UTC)
+
+    def describe(self) -> str:
+        """'fitted on N reviews, DATE'."""
+        return f"fitted on {self.reviews:,} reviews, {self.fitted_on}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +53,7 @@ class StudySettings:
     companies: tuple[str, ...] = ()
     level: str | None = None
     focus: tuple[str, ...] = ()
+    parameters: FittedParameters | None = None  # None: the fsrs package's defaults
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +187,9 @@ SPECS: dict[str, Spec] = {
         "focus", "topics whose new cards come first", _ids, lambda v: ", ".join(v) or "none"
     ),
 }
-_BY_FIELD = {spec.field: name for name, spec in SPECS.items()}
+# Set by `quizzer optimize`, not by `quizzer config set`: stored under PREFIX like the rest.
+PARAMETERS = "parameters"
+_BY_FIELD = {spec.field: name for name, spec in SPECS.items()} | {PARAMETERS: PARAMETERS}
 
 
 def spec(name: str) -> Spec:
@@ -198,9 +213,9 @@ def from_rows(rows: Mapping[str, str]) -> StudySettings:
     changes: dict[str, Any] = {}
     for key, text in rows.items():
         name = key.removeprefix(PREFIX)
-        if not key.startswith(PREFIX) or name not in SPECS:
+        if not key.startswith(PREFIX) or name not in _BY_FIELD.values():
             continue
-        field = SPECS[name].field
+        field = SPECS[name].field if name in SPECS else name
         try:
             changes[field] = _decode(field, json.loads(text))
         except (ValueError, TypeError):
@@ -209,6 +224,8 @@ def from_rows(rows: Mapping[str, str]) -> StudySettings:
 
 
 def _decode(field: str, raw: Any) -> Any:
+    if field == PARAMETERS:
+        return None if raw is None else _fitted(raw)
     if field == "learn_ahead":
         return timedelta(seconds=float(raw))
     if field in ("learning_steps", "relearning_steps"):
@@ -220,6 +237,20 @@ def _decode(field: str, raw: Any) -> Any:
     if field == "desired_retention":
         return float(raw)
     return int(raw)
+
+
+def _fitted(raw: Any) -> FittedParameters:
+    """Stored [values, reviews, date] back to FittedParameters; ValueError if unusable."""
+    from fsrs.scheduler import LOWER_BOUNDS_PARAMETERS, UPPER_BOUNDS_PARAMETERS
+
+    values, reviews, fitted_on = raw
+    values = tuple(float(v) for v in values)
+    bounds = zip(values, LOWER_BOUNDS_PARAMETERS, UPPER_BOUNDS_PARAMETERS, strict=False)
+    if len(values) != len(LOWER_BOUNDS_PARAMETERS) or not all(
+        lo <= v <= hi for v, lo, hi in bounds
+    ):
+        raise ValueError("parameters the scheduler cannot use")
+    return FittedParameters(values, int(reviews), str(fitted_on))
 
 
 def describe(settings: StudySettings) -> list[tuple[str, str, str]]:

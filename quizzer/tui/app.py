@@ -164,6 +164,11 @@ class QuizzerApp(App[None]):
 
         self.push_screen(StatsScreen())
 
+    def action_plan(self) -> None:
+        from quizzer.tui.screens.plan import PlanScreen
+
+        self.push_screen(PlanScreen())
+
     def action_exercises(self) -> None:
         from quizzer.tui.screens.exercise_list import ExerciseListScreen
 
@@ -176,6 +181,7 @@ class QuizzerApp(App[None]):
         yield SystemCommand("Browse", "Search every card", self.action_browse)
         yield SystemCommand("Stats", "Recall, forecast and readiness", self.action_stats)
         yield SystemCommand("Settings", "Limits, steps, companies, focus", self.action_settings)
+        yield SystemCommand("Plan", "The study plan to your interview date", self.action_plan)
         yield SystemCommand("Exercises", "The graded coding exercises", self.action_exercises)
         yield SystemCommand("Keys", "Every key of every screen", self.action_help)
         yield from super().get_system_commands(screen)

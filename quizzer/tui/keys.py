@@ -22,6 +22,7 @@ HOME: list[tuple[str, str]] = [
     ("s / c", "study / cram everything"),
     ("r", "browse and search every card"),
     ("t", "stats"),
+    ("p", "the study plan to the interview date"),
     ("o", "settings"),
     ("ctrl+p", "command palette"),
     ("q", "quit"),

@@ -49,6 +49,7 @@ class HomeScreen(Screen[None]):
         Binding("c", "app.cram", "Cram"),
         Binding("r", "app.browse", "Browse"),
         Binding("t", "app.stats", "Stats"),
+        Binding("p", "app.plan", "Plan", show=False),
         Binding("o", "app.settings", "Settings"),
         Binding("question_mark", "app.help", "Keys"),
         Binding("q", "app.quit", "Quit"),
