@@ -104,6 +104,15 @@ def test_the_plan_introduces_every_card_in_time_and_its_forecast_holds(small_ban
     assert abs(simulated - forecast) <= RELATIVE_TOLERANCE * forecast, (forecast, simulated)
 
 
+def test_each_days_forecast_grows_to_the_plans(make_service):
+    service = make_service()
+    plan = P.build_plan(service, TARGET)
+    ready = [d.ready for d in plan.days]
+    assert ready == sorted(ready) and ready[0] > 0  # every day adds cards, none is lost
+    assert ready[-1] == pytest.approx(plan.forecast)  # by the end: every planned card
+    assert all(d.ready <= d.covered + 1e-9 for d in plan.days)  # recall needs a started card
+
+
 def test_study_takes_the_days_new_cards_from_the_plan(make_service):
     service = make_service()
     P.save_target(service, TARGET)

@@ -134,6 +134,7 @@ class PlanDay:
     reviews: float  # expected reviews (final ones included), new cards' first day aside
     minutes: float
     covered: float  # weighted share of the asked themes with a card started by day's end
+    ready: float  # forecast recall on the date from the cards started by day's end
     final: bool = False  # the last sitting: weak cards get one more review
 
 
@@ -468,7 +469,7 @@ def build_plan(service: ReviewService, target: PlanTarget, budget: Budget | None
         load = [a + b for a, b in zip(load, line.new_card(k).load, strict=True)]
     dropped = [q for q in fresh if q.id not in on_day]
     dropped.sort(key=lambda q: asked_count(service.bank, q, target.companies))
-    days = _days(service, target, today, placed, load, started, budget)
+    days = _days(service, target, today, placed, load, started, budget, recall)
     return Plan(
         target,
         today,
@@ -530,21 +531,27 @@ def _days(
     load: list[float],
     started: list[str],
     budget: Budget,
+    recall: dict[str, float],
 ) -> list[PlanDay]:
+    """Each day's cards and minutes, the themes started by its end, and the forecast from
+    those cards alone (each recalled on the date as the whole plan predicts)."""
     bank = service.bank
     counts = theme_counts(bank, target.companies)
     total = sum(counts.values()) or 1
     covered: Counter[str] = Counter()
+    so_far = {qid: recall.get(qid, 0.0) for qid in started}
     for qid in started:
         covered.update(t for t in bank.questions[qid].themes if t in counts)
     out: list[PlanDay] = []
     for k, ids in enumerate(placed):
         for qid in ids:
             covered.update(t for t in bank.questions[qid].themes if t in counts)
+            so_far[qid] = recall.get(qid, 0.0)
         share = sum(counts[t] for t in covered) / total
+        ready = theme_share(bank, target.companies, so_far)
         minutes = len(ids) * budget.new_minutes + load[k] * budget.review_minutes
-        final = k == len(placed) - 1
-        out.append(PlanDay(today + timedelta(days=k), ids, load[k], minutes, share, final))
+        day = today + timedelta(days=k)
+        out.append(PlanDay(day, ids, load[k], minutes, share, ready, k == len(placed) - 1))
     return out
 
 
@@ -578,6 +585,7 @@ def plan_summary(plan: Plan) -> dict[str, Any]:
                 "reviews": round(d.reviews, 1),
                 "minutes": round(d.minutes, 1),
                 "covered": round(d.covered, 3),
+                "ready": round(d.ready, 4),
                 "final": d.final,
             }
             for d in plan.days

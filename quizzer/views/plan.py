@@ -13,7 +13,8 @@ from quizzer.review.plan import FINAL_RECALL, Plan
 BAR_WIDTH = 20
 FORECAST_NOTE = (
     "recall on the day = expected share of the companies' asked themes (weighted by how "
-    "many write-ups asked each) with a card you recall at noon on the date"
+    "many write-ups asked each) with a card you recall at noon on the date; per day, from "
+    "the cards started by then (started = share of those themes with a card started)"
 )
 
 
@@ -53,7 +54,8 @@ def renderables(plan: Plan, bank: Bank) -> list[RenderableType]:
     table = Table(box=None, pad_edge=False)
     for column in ("day", "new", "reviews", "minutes"):
         table.add_column(column, justify="right" if column != "day" else "left")
-    table.add_column("themes started")
+    table.add_column("started", justify="right")
+    table.add_column("recall on the day")
     for day in plan.days:
         label = f"{day.day:%a %d %b}" + (" (last)" if day.final else "")
         style = "red" if day.minutes > target.minutes_per_day else ""
@@ -62,7 +64,8 @@ def renderables(plan: Plan, bank: Bank) -> list[RenderableType]:
             str(len(day.new)),
             f"{day.reviews:.0f}",
             Text(f"{day.minutes:.0f}", style=style),
-            f"{bar(day.covered)} {day.covered:.0%}",
+            f"{day.covered:.0%}",
+            f"{bar(day.ready)} {day.ready:.0%}",
         )
     out.append(table)
     out.append(
