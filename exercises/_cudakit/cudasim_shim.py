@@ -385,6 +385,16 @@ def lanemask_lt(self: Any) -> int:
     return (1 << (threading.current_thread().thread_id % WARP)) - 1
 
 
+def launch_size(dim: Any) -> int:
+    """The number of blocks or threads of a launch dimension (an int or a tuple)."""
+    if isinstance(dim, int):
+        return dim
+    total = 1
+    for d in tuple(dim):
+        total *= int(d)
+    return total
+
+
 def install() -> None:
     """Patch the simulator (idempotent). numba.cuda must already run in simulator mode."""
     global _installed

@@ -202,6 +202,11 @@ def shuffle_offsets(kernel: Kernel) -> tuple[list[int], int]:
     return known, unknown
 
 
+def constant_shuffle_offsets(kernels: list[Kernel]) -> list[int]:
+    """The constant offsets of the up/down/bfly shuffles of all ``kernels``."""
+    return [o for kernel in kernels for o in shuffle_offsets(kernel)[0]]
+
+
 def float_atomics(kernel: Kernel) -> list[str]:
     """PTX lines that add floats atomically outside shared memory (``atom.global.add.f32``,
     ``red.global.add.f32``, generic ``atom.add.f32``)."""

@@ -8,7 +8,6 @@ and race detector); the CUDA C++ track is compile-only and needs nvcc (skipped w
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,58 +17,34 @@ import pytest
 from quizzer.exercises.catalog import Mutant
 from quizzer.exercises.runner import grade
 
+from . import meta_tracks
 from .meta import CATALOG, explain
+from .meta_tracks import CUDAKIT
 
 EXERCISE = CATALOG.get("cuda-reduce")
-CUDAKIT = EXERCISE.path.parent / "_cudakit"  # grader helpers shared by the CUDA exercises
 TRACKS = [t.name for t in EXERCISE.meta.tracks]
-MUTANTS = EXERCISE.meta.mutants
-TRACK_OF_SUFFIX = {Path(t.file).suffix: t.name for t in EXERCISE.meta.tracks}
-COMMENT = {".py": "# ", ".cu": "// "}
 # Correct solutions written independently of the reference, in other styles.
-ALTERNATIVES = sorted((EXERCISE.path / "solution" / "alternatives").iterdir())
-NO_NVCC = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not found")
+ALTERNATIVES = meta_tracks.alternatives(EXERCISE)
 
 pytestmark = pytest.mark.slow
 
 
-def needs(track: str) -> list[pytest.MarkDecorator]:
-    return [NO_NVCC] if track == "cuda" else []
-
-
-@pytest.mark.parametrize("track", [pytest.param(t, marks=needs(t)) for t in TRACKS])
+@pytest.mark.parametrize("track", meta_tracks.track_params(EXERCISE))
 def test_reference_passes(track: str) -> None:
-    result = grade(EXERCISE, EXERCISE.solution_file(track), device="cpu", track=track)
-    assert result.status == "passed", explain(result)
-    assert result.device == "cpu"
-    assert result.count("passed") >= 5, explain(result)
-    if track == "cuda":  # ptxas resource usage, and what a CPU run did not check
-        assert any(m.name.endswith("registers") for m in result.metrics), result.metrics
-        summary = [m for m in result.metrics if m.name.startswith("compile checks passed;")]
-        assert summary, result.metrics
-        assert "not run: needs a CUDA GPU" in summary[0].name, summary[0]
-        assert result.verdict == "compile-only", explain(result)
+    meta_tracks.check_reference(EXERCISE, track, min_passed=5)
 
 
-@pytest.mark.parametrize(
-    "path",
-    [pytest.param(p, marks=needs(TRACK_OF_SUFFIX.get(p.suffix, ""))) for p in ALTERNATIVES],
-    ids=[p.name for p in ALTERNATIVES],
-)
+@pytest.mark.parametrize("path", meta_tracks.alternative_params(EXERCISE))
 def test_alternative_solution_passes(path: Path) -> None:
-    assert path.suffix in TRACK_OF_SUFFIX, f"{path.name}: not a file of any track"
-    first = path.read_text(encoding="utf-8").splitlines()[0]
-    assert first.startswith(COMMENT[path.suffix] + "alternative: "), path.name
-    track = TRACK_OF_SUFFIX[path.suffix]
-    result = grade(EXERCISE, path, device="cpu", track=track)
-    assert result.status == "passed", explain(result)
+    meta_tracks.check_alternative(EXERCISE, path)
 
 
 def test_alternatives_cover_both_tracks() -> None:
-    assert {TRACK_OF_SUFFIX.get(p.suffix) for p in ALTERNATIVES} == set(TRACKS)
+    tracks = meta_tracks.track_of_suffix(EXERCISE)
+    assert {tracks.get(p.suffix) for p in ALTERNATIVES} == set(TRACKS)
 
 
-@pytest.mark.parametrize("track", [pytest.param(t, marks=needs(t)) for t in TRACKS])
+@pytest.mark.parametrize("track", meta_tracks.track_params(EXERCISE))
 def test_starter_fails(track: str) -> None:
     starter = EXERCISE.starter_file(track)
     result = grade(EXERCISE, starter, device="cpu", track=track, extra_args=["-x"])
@@ -79,56 +54,18 @@ def test_starter_fails(track: str) -> None:
 # Wrong in ways only a run shows (a read past the end, nothing written for n = 0, misaligned
 # float4 loads, one block): a CPU run of the CUDA C++ track compiles them cleanly, a GPU run
 # must fail them.
-GPU_MUTANTS = sorted((EXERCISE.path / "solution" / "gpu_mutants").glob("*.cu"))
-
-
-def _has_gpu() -> bool:
-    try:
-        import torch
-    except ImportError:
-        return False
-    return bool(torch.cuda.is_available())
-
-
-@pytest.mark.parametrize("path", GPU_MUTANTS, ids=[p.name for p in GPU_MUTANTS])
+@pytest.mark.parametrize("path", meta_tracks.gpu_mutant_params(EXERCISE))
 def test_gpu_only_mutant(path: Path) -> None:
-    first = path.read_text(encoding="utf-8").splitlines()[0]
-    assert first.startswith("// mutant: "), path.name
-    if shutil.which("nvcc") is None:
-        pytest.skip("nvcc not found")
-    if not _has_gpu():
-        result = grade(EXERCISE, path, device="cpu", track="cuda")
-        assert result.status == "passed", explain(result)  # compiles: a CPU cannot see it
-        assert result.verdict == "compile-only", explain(result)
-        return
-    result = grade(EXERCISE, path, device="cuda", track="cuda", extra_args=["-x"])
-    assert result.status == "failed", explain(result)
+    meta_tracks.check_gpu_only_mutant(EXERCISE, path)
 
 
 def test_every_mutant_file_is_listed() -> None:
-    folder = EXERCISE.path / "solution" / "mutants"
-    assert {m.file for m in MUTANTS} == {p.name for p in folder.iterdir()}
-    for mutant in MUTANTS:
-        assert mutant.track in TRACKS, mutant.file
-        suffix = Path(EXERCISE.track(mutant.track).file).suffix
-        assert mutant.file.endswith(suffix), mutant.file
-        first = EXERCISE.mutant_file(mutant).read_text(encoding="utf-8").splitlines()[0]
-        assert first.startswith(("# mutant: ", "// mutant: ")), mutant.file
+    meta_tracks.check_mutants_listed(EXERCISE)
 
 
-@pytest.mark.parametrize(
-    "mutant",
-    [pytest.param(m, marks=needs(m.track or TRACKS[0])) for m in MUTANTS],
-    ids=[f"{m.track}:{m.file}" for m in MUTANTS],
-)
+@pytest.mark.parametrize("mutant", meta_tracks.mutant_params(EXERCISE))
 def test_mutant_fails_naming_the_property(mutant: Mutant) -> None:
-    # stop at the first failing check: it must already name the property
-    path = EXERCISE.mutant_file(mutant)
-    result = grade(EXERCISE, path, device="cpu", track=mutant.track, extra_args=["-x"])
-    assert result.status == "failed", explain(result)
-    assert any(mutant.expect in t.message for t in result.failures), (
-        f"no failure mentions {mutant.expect!r}:\n{explain(result)}"
-    )
+    meta_tracks.check_mutant_fails(EXERCISE, mutant)
 
 
 # The simulator additions (cudasim_shim) checked directly, in a fresh interpreter because the
@@ -271,21 +208,6 @@ def test_simulator_shim_semantics(tmp_path: Path) -> None:
     assert done.returncode == 0 and "shim ok" in done.stdout, done.stdout + done.stderr[-3000:]
 
 
-def grader_module(name: str):  # type: ignore[no-untyped-def]
-    """A helper module of the grader, imported by path."""
-    import importlib.util
-
-    path = EXERCISE.grader_dir / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(
-        f"cuda_reduce_{name}", path if path.exists() else CUDAKIT / f"{name}.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
 DIVERGENT = """
 __device__ float block_reduce(float* sm, float v) {
     sm[threadIdx.x] = v;
@@ -311,7 +233,7 @@ __global__ void k(float* out, int n) {
 
 
 def test_source_check_finds_barriers_under_thread_dependent_branches() -> None:
-    cu_source = grader_module("cu_source")
+    cu_source = meta_tracks.grader_module(EXERCISE, "cu_source")
     found = cu_source.divergent_barriers(DIVERGENT)
     assert [(f.line, f.barrier) for f in found] == [
         (13, "__syncthreads"),
@@ -328,7 +250,7 @@ def test_source_check_finds_barriers_under_thread_dependent_branches() -> None:
 
 
 def test_ptx_check_finds_float_atomics_outside_shared_memory() -> None:
-    ptx_checks = grader_module("ptx_checks")
+    ptx_checks = meta_tracks.grader_module(EXERCISE, "ptx_checks")
     kernel = ptx_checks.Kernel(
         "k",
         [

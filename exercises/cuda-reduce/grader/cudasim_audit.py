@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import cudasim_shim
+
 WARP = 32
 LOADS_KEPT = 4  # per thread: the first few loads show the access pattern
 
@@ -118,7 +120,9 @@ def _patches(record: Record, saved: dict[tuple[type, str], Any]) -> dict[tuple[t
 
     def launch(self: Any, *args: Any) -> Any:
         if not self._device and _kernel_thread() is None:
-            blocks, threads = (int(_size(d)) for d in (self.grid_dim, self.block_dim))
+            blocks, threads = (
+                int(cudasim_shim.launch_size(d)) for d in (self.grid_dim, self.block_dim)
+            )
             record.launches.append((blocks, threads))
         return original["__call__"](self, *args)
 
@@ -180,12 +184,3 @@ def _atomic(record: Record, name: str, method: Any) -> Any:
 
     wrapper.__name__ = method.__name__
     return wrapper
-
-
-def _size(dim: Any) -> int:
-    if isinstance(dim, int):
-        return dim
-    total = 1
-    for d in tuple(dim):
-        total *= int(d)
-    return total

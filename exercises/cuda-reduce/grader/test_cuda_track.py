@@ -13,12 +13,9 @@ racecheck when installed, and bandwidth on 2^28 floats against a device-to-devic
 from __future__ import annotations
 
 import ctypes
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
-import cu_source as cu_source_checks
+import cu_build
 import ptx_checks
 import pytest
 
@@ -28,49 +25,17 @@ HERE = Path(__file__).resolve().parent
 SIZES = [0, 1, 2, 31, 32, 33, 255, 256, 257, 1000, 4099, 65537, (1 << 20) + 3]
 RUNS = 3
 PAD = 64
-
-
-@pytest.fixture(scope="session")
-def cu_source(solution_path: Path) -> Path:
-    if solution_path.suffix != ".cu":
-        pytest.skip(f"CUDA C++ track: expects a .cu file, got {solution_path.name}")
-    return solution_path
-
-
-@pytest.fixture(scope="session")
-def sm80_build(cu_source: Path, tmp_path_factory: pytest.TempPathFactory) -> ptx_checks.Build:
-    if ptx_checks.nvcc() is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit to check the CUDA C++ track")
-    return ptx_checks.compile_cu(cu_source, tmp_path_factory.mktemp("sm80"))
-
-
-@pytest.fixture
-def kernels(sm80_build: ptx_checks.Build) -> list[ptx_checks.Kernel]:
-    if not sm80_build.ok:
-        pytest.fail(
-            "nvcc could not compile reduce.cu:\n" + ptx_checks.compile_errors(sm80_build.log)
-        )
-    found = ptx_checks.kernels(sm80_build.ptx)
-    if not found:
-        pytest.fail("reduce.cu defines no __global__ kernel")
-    return found
+TRACK = cu_build.CuTrack(
+    "reduce.cu",
+    signature="const float* in, float* out, int n",
+    argtypes=(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int),
+    gpu_export='extern "C" void solve(const float*, float*, int)',
+)
+cu_source, sm80_build, kernels, gpu_library = TRACK.fixtures()
 
 
 def test_compiles_and_exports_solve(sm80_build: ptx_checks.Build, record_metric) -> None:
-    assert sm80_build.ok, "nvcc could not compile reduce.cu:\n" + ptx_checks.compile_errors(
-        sm80_build.log
-    )
-    assert sm80_build.library is not None
-    library = ctypes.CDLL(str(sm80_build.library))
-    assert hasattr(library, "solve"), (
-        'reduce.cu must export extern "C" void solve(const float* in, float* out, int n) '
-        '(without extern "C" the name is C++-mangled and cannot be called)'
-    )
-    for mangled, res in ptx_checks.resources(sm80_build.log).items():
-        name = ptx_checks.short_name(mangled)
-        record_metric(f"{name} registers", res.registers, "registers/thread")
-        record_metric(f"{name} shared memory", res.smem_bytes, "bytes/block")
-        record_metric(f"{name} spills", res.spill_bytes, "bytes")
+    TRACK.check_exports_solve(sm80_build, record_metric)
 
 
 def test_warp_shuffles_present(kernels: list[ptx_checks.Kernel]) -> None:
@@ -104,10 +69,7 @@ def test_grid_stride_loop(kernels: list[ptx_checks.Kernel]) -> None:
 
 
 def test_shuffle_offsets(kernels: list[ptx_checks.Kernel]) -> None:
-    offsets: list[int] = []
-    for kernel in kernels:
-        known, _unknown = ptx_checks.shuffle_offsets(kernel)
-        offsets += known
+    offsets = ptx_checks.constant_shuffle_offsets(kernels)
     wrong = sorted({o for o in offsets if not 1 <= o <= 31}, reverse=True)
     assert not wrong, (
         f"shuffle offset(s) {wrong} outside 1..31: in a 32-lane warp a __shfl_down_sync by "
@@ -134,23 +96,24 @@ def test_no_float_atomic_add(kernels: list[ptx_checks.Kernel]) -> None:
 
 
 def test_barriers_reached_by_every_thread(cu_source: Path) -> None:
-    findings = cu_source_checks.divergent_barriers(cu_source.read_text(encoding="utf-8"))
-    assert not findings, "; ".join(
-        f"{cu_source.name} line {f.line}: {f.barrier}() is inside `{f.statement}`, a condition "
-        "that differs between the threads of a block: threads that skip it never reach the "
-        "barrier (undefined behaviour: a hang or a silent race). README step 2: every "
-        "thread reaches every __syncthreads(); put it after the if"
-        for f in findings[:3]
+    message = cu_build.divergent_barriers(
+        cu_source,
+        cu_source.read_text(encoding="utf-8"),
+        ": threads that skip it never reach the barrier (undefined behaviour: a hang or a "
+        "silent race). README step 2: every thread reaches every __syncthreads(); put it after "
+        "the if",
     )
+    assert not message, message
 
 
 def test_no_allocation_per_call(cu_source: Path) -> None:
-    found = cu_source_checks.allocations(cu_source.read_text(encoding="utf-8"))
-    assert not found, (
-        f"{cu_source.name} line {found[0][0]} calls {found[0][1]}: README: allocate nothing "
+    message = cu_build.allocation(
+        cu_source,
+        cu_source.read_text(encoding="utf-8"),
         "per call; keep the partial sums in a static __device__ float g_partials[MAX_BLOCKS] "
-        "and get its address with cudaGetSymbolAddress"
+        "and get its address with cudaGetSymbolAddress",
     )
+    assert not message, message
 
 
 NOT_RUN_ON_CPU = (
@@ -163,44 +126,16 @@ def test_what_a_cpu_run_checked(
     request: pytest.FixtureRequest, device: str, sm80_build: ptx_checks.Build, record_metric
 ) -> None:
     """On a CPU: how many compile checks passed, and that nothing was run."""
-    if device != "cpu":
-        pytest.skip("ran on the GPU: every check above ran the kernel")
-    outcomes = request.config.stash.get(ptx_checks.OUTCOMES, {})
-    ran = {k: v for k, v in outcomes.items() if "test_cuda_track.py::" in k and v != "skipped"}
-    ran.pop(request.node.nodeid, None)
-    passed = sum(v == "passed" for v in ran.values())
-    verdict = "compile checks passed" if passed == len(ran) else "compile checks failed"
-    record_metric(f"{verdict}; {NOT_RUN_ON_CPU}", passed, f"of {len(ran)} checks")
+    on_gpu = "ran on the GPU: every check above ran the kernel"
+    cu_build.report_cpu_run(request, device, record_metric, NOT_RUN_ON_CPU, on_gpu)
 
 
 # ------------------------------------------------------------------------------- GPU
 
 
-@pytest.fixture(scope="session")
-def gpu_library(cu_source: Path, tmp_path_factory: pytest.TempPathFactory, device: str):
-    if device != "cuda":
-        pytest.skip("needs a CUDA GPU (running on cpu)")
-    if ptx_checks.nvcc() is None:
-        pytest.skip("nvcc not found: install the CUDA toolkit to build reduce.cu")
-    build = ptx_checks.compile_cu(cu_source, tmp_path_factory.mktemp("native"), arch="native")
-    if not build.ok:
-        pytest.fail("nvcc could not compile reduce.cu:\n" + ptx_checks.compile_errors(build.log))
-    library = ctypes.CDLL(str(build.library))
-    if not hasattr(library, "solve"):
-        pytest.fail('reduce.cu must export extern "C" void solve(const float*, float*, int)')
-    library.solve.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]
-    library.solve.restype = None
-    return library
-
-
 def call_solve(library, x, out) -> None:
-    import torch
-
     library.solve(x.data_ptr(), out.data_ptr(), x.numel())
-    try:
-        torch.cuda.synchronize()
-    except RuntimeError as exc:  # a fault inside the kernel
-        pytest.fail(f"solve(n={x.numel()}) failed on the GPU: {exc}", pytrace=False)
+    cu_build.synchronize(f"solve(n={x.numel()})")
 
 
 def check_gpu_sum(library, data, offset: int = 0) -> None:
@@ -258,63 +193,20 @@ def test_gpu_edge_values(gpu_library) -> None:
     check_gpu_sum(gpu_library, torch.randn(4099, device="cuda"), offset=1)  # not 16-B aligned
 
 
-def _sanitizer() -> str | None:
-    found = shutil.which("compute-sanitizer")
-    if found:
-        return found
-    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
-    nvcc = ptx_checks.nvcc()
-    if nvcc:
-        roots.append(str(Path(os.path.realpath(nvcc)).parent.parent))
-    for root in filter(None, roots):
-        for candidate in (Path(root) / "bin", Path(root) / "compute-sanitizer"):
-            if (candidate / "compute-sanitizer").is_file():
-                return str(candidate / "compute-sanitizer")
-    return None
-
-
 @pytest.mark.cuda
 @pytest.mark.parametrize("tool", ["memcheck", "racecheck", "synccheck"])
 def test_gpu_sanitizer(cu_source: Path, tmp_path: Path, device: str, tool: str) -> None:
     """compute-sanitizer on a stand-alone driver: out-of-bounds accesses, shared-memory races
     and divergent barriers are reported with the thread and block ids."""
-    sanitizer = _sanitizer()
-    if sanitizer is None or ptx_checks.nvcc() is None:
-        pytest.skip("compute-sanitizer (CUDA toolkit) not found")
-    binary = tmp_path / "harness"
-    build = subprocess.run(
-        [
-            ptx_checks.nvcc(),
-            "-arch=native",
-            "-O2",
-            "-lineinfo",
-            "-o",
-            str(binary),
-            str(HERE / "harness.cu"),
-            str(cu_source),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=ptx_checks.COMPILE_TIMEOUT_S,
-    )
-    assert build.returncode == 0, "nvcc could not build the sanitizer driver:\n" + (
-        ptx_checks.compile_errors(build.stdout + build.stderr)
-    )
+    sanitizer, binary = cu_build.sanitizer_driver(HERE / "harness.cu", cu_source, tmp_path)
     for n in (1000, 4099):
-        run = subprocess.run(
-            [sanitizer, "--tool", tool, "--error-exitcode", "99", str(binary), str(n)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        report = [ln for ln in (run.stdout + run.stderr).splitlines() if ln.startswith("=========")]
-        problems = [ln for ln in report if "ERROR SUMMARY" not in ln and ln.strip("= ")]
+        returncode, problems, _output = cu_build.sanitize(sanitizer, tool, binary, n)
         what = {
             "memcheck": "out-of-bounds access",
             "racecheck": "shared-memory race",
             "synccheck": "barrier not reached by every thread (__syncthreads() in an if)",
         }[tool]
-        assert run.returncode == 0, (
+        assert returncode == 0, (
             f"compute-sanitizer --tool {tool} (n={n}) found a {what}:\n" + "\n".join(problems[:12])
         )
 

@@ -31,22 +31,6 @@ ONES = {"cpu": (1 << 18) + 1, "cuda": 1_000_000}
 ReduceSum = Callable[[Any, int, int], Any]
 
 
-@pytest.fixture(scope="session")
-def cuda(device: str) -> ModuleType:
-    from numba import cuda as numba_cuda
-    from numba.cuda.core import config
-
-    if device == "cpu":
-        if not config.ENABLE_CUDASIM:
-            pytest.fail("grader set-up: numba.cuda was imported before the simulator was enabled")
-        import cudasim_shim
-
-        cudasim_shim.install()
-    elif config.ENABLE_CUDASIM:
-        pytest.fail("grader set-up: the numba-cuda simulator is on although a GPU is used")
-    return numba_cuda
-
-
 @pytest.fixture
 def reduce_sum(cuda: ModuleType, solution: ModuleType) -> ReduceSum:
     fn = getattr(solution, "reduce_sum", None)
