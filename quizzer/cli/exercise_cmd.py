@@ -176,13 +176,13 @@ def _scaffold(
         result = scaffold(name, root, track)
         path = result.file
         if result.is_new:
-            console.print(f"Created {path}")
+            console.print(f"Created {path}", soft_wrap=True)
         elif path in result.kept:
             console.print(
                 f"{path} has your edits; it was left as it is (use --reset to start over)"
             )
         else:
-            console.print(f"{path} is ready")
+            console.print(f"{path} is ready", soft_wrap=True)
     if directory is not None:
         settings.set(f"exercise.root.{name}", str(root))
     track_name = exercise.track(track).name

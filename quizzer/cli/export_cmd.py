@@ -57,7 +57,10 @@ def export_anki(
         return
     summary = export_apkg(bank, questions, path)
     decks = plural(len(summary.decks) - 1, "topic deck")
-    console.print(f"wrote {plural(summary.notes, 'note')} in {decks} to {summary.path}")
+    # soft_wrap: a path cut over two lines cannot be copied
+    console.print(
+        f"wrote {plural(summary.notes, 'note')} in {decks} to {summary.path}", soft_wrap=True
+    )
 
 
 def _export_scheduled(ctx: click.Context, questions: list, path: Path) -> None:
@@ -86,6 +89,7 @@ def _export_scheduled(ctx: click.Context, questions: list, path: Path) -> None:
         "and review log"
         " (open it in Anki with FSRS on)",
         markup=False,
+        soft_wrap=True,
     )
 
 
@@ -102,4 +106,4 @@ def export_csv_cmd(ctx: click.Context, output: Path, **filter_args: object) -> N
     if not questions:
         raise QuizzerError("no question matches these filters; nothing to export")
     summary = export_csv(bank, questions, _output(output))
-    console.print(f"wrote {plural(summary.notes, 'note')} to {summary.path}")
+    console.print(f"wrote {plural(summary.notes, 'note')} to {summary.path}", soft_wrap=True)

@@ -43,7 +43,7 @@ def history_export(ctx: click.Context, output: Path | None) -> None:
         return
     with _atomic(output) as out:
         count = write_history(sessions, out, now)
-    console.print(f"wrote {plural(count, 'record')} to {output}", markup=False)
+    console.print(f"wrote {plural(count, 'record')} to {output}", markup=False, soft_wrap=True)
 
 
 @history_group.command("import")
