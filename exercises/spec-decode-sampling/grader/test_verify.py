@@ -7,6 +7,12 @@ stops at the first rejection; the resampled token comes from the residual
 norm(max(0, p - q)); p == q everywhere; the generator; then, over 20,000 rows per
 configuration, the joint distribution of the first two emitted tokens and the mean length
 against their exact values.
+
+The frequency test bounds each cell's count with the Chernoff (relative entropy) tail,
+P(count this far from n * w) <= exp(-n * KL(f || w)) on each side, which holds for every
+cell size, including cells with an expected count far below 1 (a normal approximation
+there fails a correct solution on a single legitimate hit). With a Bonferroni sum over all
+cells and both tails, a correct solution fails it with probability below ALPHA.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ RESIDUAL = (
 )
 EQUAL = "when p == q at a position the residual is all zero: draw from p there"
 GENERATOR = "all randomness must come from the given generator: same seed, same output"
-DISTRIBUTION = "output distribution differs from the target's beyond 5 binomial standard deviations"
+DISTRIBUTION = "output distribution differs from the target's (binomial tail test)"
 LENGTH = "mean number of emitted tokens differs from 1 + a0 + a0*a1 + ... beyond 5 standard errors"
 
 
@@ -197,6 +203,11 @@ def test_uses_generator(verify: Verify) -> None:
 # (K, V, seed): p and q fixed per configuration, the same for every row
 CONFIGS = [(1, 4, 11), (2, 6, 12), (3, 8, 13)]
 ROWS = 20_000
+# every cell tested: V for the first token plus V * (V + 1) for the first two, per config
+CELLS = sum(v + v * (v + 1) for _, v, _ in CONFIGS)
+ALPHA = 1e-4  # bound on the probability that a correct solution fails the frequency test
+# a cell fails when ROWS * KL(frequency || expected) exceeds this; two tails per cell
+THRESHOLD = math.log(2 * CELLS / ALPHA)
 
 
 def _dists(k: int, v: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -212,8 +223,8 @@ def _dists(k: int, v: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
 def test_output_distribution_is_the_target(verify: Verify, k: int, v: int, seed: int) -> None:
     """The first emitted token is distributed as p[0]; jointly with the second,
     P(t0 = x, t1 = y) = min(p0, q0)(x) * p1(y), and P(t0 = x, only one token) =
-    p0(x) - min(p0, q0)(x). Each cell within 5 binomial SD: with at most 3 * 72 cells, a
-    correct solution fails with probability below 2e-4 (Bonferroni)."""
+    p0(x) - min(p0, q0)(x). Each cell's count passes the Chernoff tail test (see the module
+    docstring): a correct solution fails any of them with probability below ALPHA."""
     p, q = _dists(k, v, seed)
     gen = torch.Generator().manual_seed(seed + 100)
     draft = torch.multinomial(q, ROWS, replacement=True, generator=gen).T  # [ROWS, K]
@@ -225,13 +236,13 @@ def test_output_distribution_is_the_target(verify: Verify, k: int, v: int, seed:
         p.expand(ROWS, k + 1, v).to(dev),
         seed=seed,
     )
-    first = torch.bincount(tokens[:, 0], minlength=v).double() / ROWS
+    first = torch.bincount(tokens[:, 0], minlength=v).double()
     _within(first, p[0], f"{DISTRIBUTION}: the first token against p[0]")
     keep = torch.minimum(p[0], q[0])
     want = torch.cat([keep[:, None] * p[1][None, :], (p[0] - keep)[:, None]], dim=1)
     second = torch.where(tokens[:, 1] < 0, torch.full_like(tokens[:, 1], v), tokens[:, 1])
     joint = torch.bincount(tokens[:, 0] * (v + 1) + second, minlength=v * (v + 1)).double()
-    _within(joint.view(v, v + 1) / ROWS, want, f"{DISTRIBUTION}: the first two tokens")
+    _within(joint.view(v, v + 1), want, f"{DISTRIBUTION}: the first two tokens")
     alpha = keep.new_tensor([float(torch.minimum(p[i], q[i]).sum()) for i in range(k)])
     expect = 1 + float(torch.cumprod(alpha, 0).sum())
     mean = float(lengths.double().mean())
@@ -239,13 +250,34 @@ def test_output_distribution_is_the_target(verify: Verify, k: int, v: int, seed:
     assert abs(mean - expect) <= 5 * se + 1e-9, f"{LENGTH}: mean {mean:.4f}, expected {expect:.4f}"
 
 
-def _within(freq: torch.Tensor, want: torch.Tensor, what: str) -> None:
-    sd = torch.sqrt(want * (1 - want) / ROWS)
-    bad = (freq - want).abs() > 5 * sd + 1e-12
-    if bool(bad.any()):
-        cell = tuple(int(i) for i in bad.nonzero()[0])
+def excess(counts: torch.Tensor, want: torch.Tensor) -> torch.Tensor:
+    """ROWS * KL(f || w) per cell, f = counts / ROWS: the Chernoff exponent of a count this
+    far from its expectation (infinite for a hit on a cell of probability 0)."""
+    f = counts.double() / ROWS
+    w = want.double()
+    kl = (
+        torch.xlogy(f, f)
+        - torch.xlogy(f, w)
+        + torch.xlogy(1 - f, 1 - f)
+        - torch.xlogy(1 - f, 1 - w)
+    )
+    return ROWS * kl.clamp_min(0)
+
+
+def _within(counts: torch.Tensor, want: torch.Tensor, what: str) -> None:
+    score = excess(counts, want)
+    if bool((score > THRESHOLD).any()):
+        cell = tuple(int(i) for i in (score == score.max()).nonzero()[0])
+        exponent = float(score[cell])
+        if float(want[cell]) == 0:
+            odds = "0 (the cell has probability 0)"
+        elif exponent < 700:
+            odds = f"below {math.exp(-exponent):.1e}"
+        else:
+            odds = f"below exp(-{exponent:.0f})"
         pytest.fail(
-            f"{what}: cell {cell} has frequency {float(freq[cell]):.4f}, "
-            f"expected {float(want[cell]):.4f} +- {5 * float(sd[cell]):.4f}",
+            f"{what}: cell {cell} was hit {int(counts[cell])} times in {ROWS} rows, "
+            f"expected {ROWS * float(want[cell]):.1f} (probability {float(want[cell]):.4g}); "
+            f"a correct solution is this far off with probability {odds}",
             pytrace=False,
         )
