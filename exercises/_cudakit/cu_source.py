@@ -1,5 +1,6 @@
 """Source checks of a CUDA C++ track that need no GPU (first written for reduce.cu): barriers
-under thread-dependent branches, and allocations inside ``solve``.
+under thread-dependent branches, early returns under thread-dependent branches that come
+before a barrier, and allocations inside ``solve``.
 
 A barrier (``__syncthreads()``, or a call of a ``__device__`` function that contains one) must
 be reached by every thread of the block. This module finds each barrier's enclosing ``if``,
@@ -33,6 +34,16 @@ class Finding:
     line: int
     barrier: str
     statement: str  # e.g. "if (tid < s)"
+
+
+@dataclass(frozen=True)
+class EarlyReturn:
+    """A ``return`` reached only by some threads, before a barrier of the same function."""
+
+    line: int
+    statement: str  # e.g. "if (row >= M || col >= N)"
+    barrier: str  # the first barrier (or call of a function containing one) after it
+    barrier_line: int
 
 
 def strip(source: str) -> str:
@@ -143,30 +154,63 @@ def thread_dependent(body: str) -> set[str]:
 def divergent_barriers(source: str) -> list[Finding]:
     """Barriers (or calls of functions containing one) under a thread-dependent branch."""
     src = _Source(source)
-    calls = _barrier_calls(src)
     findings = []
-    for pos, name in calls:
+    for pos, name in _barrier_calls(src):
         function = src.function_of(pos)
         if function is None:
             continue
-        body = src.text[function[1] : src.braces[function[1]] + 1]
-        tainted = thread_dependent(body)
-        statements = []
-        if (inline := src.braceless(pos)) is not None:
-            statements.append(inline)
-        for brace in src.enclosing(pos):
-            if brace == function[1]:
-                break
-            statements.append(src.header(brace))
-        for kind, condition in statements:
-            if kind in ("if", "else", "while", "for", "switch", "do") and (
-                set(_WORD.findall(condition)) & tainted
-            ):
-                shown = " ".join(condition.split())
-                text = f"else (of if {shown})" if kind == "else" else f"{kind} {shown}"
-                findings.append(Finding(_line(src.text, pos), name, text))
-                break
+        statement = _thread_condition(src, pos, function[1])
+        if statement is not None:
+            findings.append(Finding(_line(src.text, pos), name, statement))
     return findings
+
+
+def early_returns(source: str) -> list[EarlyReturn]:
+    """``return`` statements under a thread-dependent branch (``if (row >= M) return;``) that
+    come before a barrier (or a call of a function containing one) in the same function:
+    the threads that return never reach that barrier."""
+    src = _Source(source)
+    calls = [(pos, name, src.function_of(pos)) for pos, name in _barrier_calls(src)]
+    found = []
+    for m in re.finditer(r"\breturn\b", src.text):
+        function = src.function_of(m.start())
+        if function is None:
+            continue
+        later = [
+            (pos, name)
+            for pos, name, around in calls
+            if pos > m.start() and around is not None and around[1] == function[1]
+        ]
+        if not later:
+            continue
+        statement = _thread_condition(src, m.start(), function[1])
+        if statement is not None:
+            pos, name = later[0]
+            found.append(
+                EarlyReturn(_line(src.text, m.start()), statement, name, _line(src.text, pos))
+            )
+    return found
+
+
+def _thread_condition(src: _Source, pos: int, function_brace: int) -> str | None:
+    """The innermost statement around ``pos`` (inside the function opened at
+    ``function_brace``) whose condition depends on the thread, as shown in a message."""
+    body = src.text[function_brace : src.braces[function_brace] + 1]
+    tainted = thread_dependent(body)
+    statements = []
+    if (inline := src.braceless(pos)) is not None:
+        statements.append(inline)
+    for brace in src.enclosing(pos):
+        if brace == function_brace:
+            break
+        statements.append(src.header(brace))
+    for kind, condition in statements:
+        if kind in ("if", "else", "while", "for", "switch", "do") and (
+            set(_WORD.findall(condition)) & tainted
+        ):
+            shown = " ".join(condition.split())
+            return f"else (of if {shown})" if kind == "else" else f"{kind} {shown}"
+    return None
 
 
 def _barrier_calls(src: _Source) -> list[tuple[int, str]]:

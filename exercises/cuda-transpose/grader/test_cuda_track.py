@@ -22,6 +22,7 @@ from typing import Any
 
 import _tile_source
 import cu_build
+import cu_source as cu_source_checks
 import ptx_checks
 import pytest
 
@@ -128,6 +129,20 @@ def test_no_allocation(cu_source: Path) -> None:
         cu_source,
         cu_source.read_text(encoding="utf-8"),
         "(the tile lives in __shared__ memory; in and out are the caller's buffers)",
+    )
+    assert not message, message
+
+
+def test_no_early_return_before_a_barrier(cu_source: Path) -> None:
+    """No `return` under a thread-dependent condition before a __syncthreads()."""
+    found = cu_source_checks.early_returns(cu_source.read_text(encoding="utf-8"))[:3]
+    message = "; ".join(
+        f"{cu_source.name} line {f.line}: early `return` inside `{f.statement}`, a condition "
+        f"that differs between the threads of a block, before the {f.barrier}() at line "
+        f"{f.barrier_line}: the threads that return never reach that barrier (undefined "
+        "behaviour: a hang or a silent race). Every thread reaches the barrier; guard only "
+        "the tile load and the store"
+        for f in found
     )
     assert not message, message
 
