@@ -3,7 +3,7 @@
 Two times per exercise and track: the grader alone (``grade()`` in this process), and the
 time to a verdict as a user gets it: a ``quizzer exercise NAME --check`` process, from its
 start to its exit, on the reference copied into a temporary workspace (median of 3 runs).
-Target on a 2-core CPU machine: all references together, grader only, in at most 4 minutes.
+Target on a 2-core CPU machine: all references together, grader only, in at most 8 minutes.
 Run: python benchmarks/bench_graders.py [--device cpu] [--runs 3]
 """
 
@@ -89,7 +89,7 @@ def main() -> None:
             )
             for metric in result.metrics:
                 print(f"{'':26}{metric.name} = {metric.value:.4g} {metric.unit}")
-    print(f"total {total:.1f} s grader only   target <= 240 s on a 2-core CPU machine")
+    print(f"total {total:.1f} s grader only   target <= 480 s on a 2-core CPU machine")
     print(f"total {checks:.1f} s to a verdict with --check (median of {args.runs} each)")
     if failures:
         raise SystemExit("reference failures:\n" + "\n".join(failures))

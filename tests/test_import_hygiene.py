@@ -33,7 +33,13 @@ def test_module_imports_neither_textual_nor_torch(module: str) -> None:
 
 @pytest.mark.parametrize(
     "argv",
-    [["--help"], ["list", "--limit", "1"], ["bank", "validate"], ["show", "t-lru"], ["plan", "show"]],
+    [
+        ["--help"],
+        ["list", "--limit", "1"],
+        ["bank", "validate"],
+        ["show", "t-lru"],
+        ["plan", "show"],
+    ],
 )
 def test_plain_commands_do_not_load_textual_or_torch(argv: list[str], tmp_path) -> None:
     fixtures = Path(__file__).parent / "fixtures" / "small"
