@@ -99,6 +99,12 @@ def test_the_new_card_limit_stops_the_sitting_and_custom_study_extends_it(make_s
     assert make_service(settings=StudySettings(new_per_day=2)).extra_new_today() == 0
 
 
+def test_ending_early_is_not_the_limit(make_service):
+    s = sitting(make_service(settings=StudySettings(new_per_day=2)))
+    s.rate(Rating.EASY)  # one of today's two new cards, then the learner stops
+    assert s.remaining.new == 1 and not s.summary().limit_reached
+
+
 def test_nothing_due_is_not_a_limit(make_service):
     service = make_service()
     s = sitting(service, filters=Filters(topics=("moe",)))

@@ -189,6 +189,8 @@ class StudySession:
     def summary(self) -> Summary:
         again = sum(1 for _, o in self.done if o.rating == Rating.AGAIN)
         held_back = self.new_held_back if not self.cram and self.new_limit is None else 0
+        if any(self.kinds.get(q) == "new" for q in self.queue):
+            held_back = 0  # ended early: today's new cards are not all seen, no limit was met
         return Summary(
             reviewed=len(self.done),
             again=again,
