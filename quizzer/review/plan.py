@@ -36,13 +36,14 @@ from typing import TYPE_CHECKING, Any
 from quizzer.bank.model import Bank, Filters, Question
 from quizzer.bank.order import asked_count, new_card_order, theme_counts
 from quizzer.errors import QuizzerError, UnknownIdError, unknown_message
+from quizzer.review.settings import PLAN_TARGET_KEY
 
 if TYPE_CHECKING:
     from fsrs import Card, Scheduler
 
     from quizzer.review.service import ReviewService
 
-TARGET_KEY = "plan.target"  # {"companies": [...], "date": "YYYY-MM-DD", "minutes": n}
+TARGET_KEY = PLAN_TARGET_KEY  # {"companies": [...], "date": "YYYY-MM-DD", "minutes": n}
 DEFAULT_MINUTES = 30
 DEFAULT_NEW_MINUTES = 1.5  # a new card's first day: reading it and its learning steps
 DEFAULT_REVIEW_MINUTES = 0.5

@@ -31,6 +31,7 @@ from quizzer.review.model import (
 )
 from quizzer.review.settings import (
     AIMS,
+    PLAN_TARGET_KEY,
     PREFIX,
     StudySettings,
     from_rows,
@@ -281,6 +282,10 @@ class ReviewService:
 
     def _planned_today(self) -> tuple[list[str], list[str]] | None:
         """(new cards, final reviews) of today while a study plan runs (see review.plan)."""
+        with self.reads() as reads:
+            text = reads.settings(PLAN_TARGET_KEY).get(PLAN_TARGET_KEY)
+        if not text or text == "null":
+            return None  # no plan: the plan module is not even imported (startup time)
         from quizzer.review.plan import stored_target, todays_cards
 
         target = stored_target(self)

@@ -21,6 +21,8 @@ LEVELS = ("intern", "new-grad", "experienced")
 # The settings the first-run setup asks for; once any is stored, setup has been done.
 AIMS = ("companies", "level", "focus")
 
+PLAN_TARGET_KEY = "plan.target"  # the study plan's target (see quizzer.review.plan)
+
 
 class SettingError(QuizzerError):
     """A setting name or value that cannot be used."""
