@@ -26,6 +26,21 @@ _CARD_COLUMNS = (
 _AVAILABLE = "suspended = 0 AND (buried_until IS NULL OR buried_until <= :now)"
 
 
+def connect_read_only(url: str, check_same_thread: bool = True) -> sqlite3.Connection | None:
+    """A query-only sqlite3 connection to the existing SQLite file of `url`, or None (not
+    SQLite, no file yet, or unreadable: the normal open then reports it)."""
+    path = sqlite_file(url)
+    if path is None or not path.is_file():
+        return None
+    uri = f"file:{quote(str(path.resolve()))}?mode=rw"
+    try:
+        connection = sqlite3.connect(uri, uri=True, timeout=5, check_same_thread=check_same_thread)
+        connection.execute("PRAGMA query_only = ON")
+    except sqlite3.Error:
+        return None
+    return connection
+
+
 class QuickReader:
     """One read-only connection, shared by threads one query at a time."""
 
@@ -36,15 +51,13 @@ class QuickReader:
     @classmethod
     def open(cls, url: str) -> QuickReader | None:
         """A reader for `url`, or None where the normal open must run first."""
-        path = sqlite_file(url)
-        if path is None or not path.is_file():
+        connection = connect_read_only(url, check_same_thread=False)
+        if connection is None:
             return None
-        uri = f"file:{quote(str(path.resolve()))}?mode=rw"
         try:
-            connection = sqlite3.connect(uri, uri=True, timeout=5, check_same_thread=False)
-            connection.execute("PRAGMA query_only = ON")
             revision = connection.execute("SELECT version_num FROM alembic_version").fetchone()
         except sqlite3.Error:
+            connection.close()
             return None  # let the normal open report it in its own words
         if revision is None or revision[0] != HEAD:
             connection.close()

@@ -10,9 +10,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Collection, Sequence
 from datetime import datetime
-from urllib.parse import quote
 
-from quizzer.db.target import sqlite_file
+from quizzer.db.quick import connect_read_only
 from quizzer.db.utc import from_stored, to_sqlite_text
 from quizzer.review.progress_reads import LogEntry, WindowCounts
 
@@ -26,16 +25,8 @@ class QuickProgressReads:
     @classmethod
     def open(cls, url: str) -> QuickProgressReads | None:
         """A reader for the SQLite file of `url`, or None where it cannot be read so."""
-        path = sqlite_file(url)
-        if path is None or not path.is_file():
-            return None
-        uri = f"file:{quote(str(path.resolve()))}?mode=rw"
-        try:
-            connection = sqlite3.connect(uri, uri=True, timeout=5)
-            connection.execute("PRAGMA query_only = ON")
-        except sqlite3.Error:
-            return None
-        return cls(connection)
+        connection = connect_read_only(url)
+        return cls(connection) if connection is not None else None
 
     def close(self) -> None:
         """Close the connection."""

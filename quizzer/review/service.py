@@ -286,9 +286,9 @@ class ReviewService:
             text = reads.settings(PLAN_TARGET_KEY).get(PLAN_TARGET_KEY)
         if not text or text == "null":
             return None  # no plan: the plan module is not even imported (startup time)
-        from quizzer.review.plan import stored_target, todays_cards
+        from quizzer.review.plan import PlanTarget, todays_cards
 
-        target = stored_target(self)
+        target = PlanTarget.from_json(text)  # the setting read once, not again by the plan
         return todays_cards(self, target) if target is not None else None
 
     def _known(self, ids: Sequence[str]) -> list[str]:
