@@ -22,6 +22,9 @@ thread. :func:`install` patches ``numba.cuda.simulator`` with:
 5. Divergent barriers: every thread of the block must reach the same ``syncthreads()``.
    A thread that returns while others wait in one, or threads waiting at different
    ``syncthreads()`` calls, give an error naming the line (on a GPU: undefined behaviour).
+   Before a kernel's first launch its module is also read (``py_source``): a barrier under
+   a thread-dependent ``if`` or ``while`` is reported as such, before the threads that skip
+   it can show up only as a shared-memory race.
 """
 
 from __future__ import annotations
@@ -243,8 +246,45 @@ def _make_thread_run(original_run: Callable[[Any], None]) -> Callable[[Any], Non
     return run
 
 
+_SOURCE_VERDICTS: dict[tuple[str, str, float], str | None] = {}
+
+
+def static_divergence(kernel: Callable[..., Any]) -> str | None:
+    """Why ``kernel`` (a Python function) has a barrier that only some threads reach, read from
+    its module's source; None when none is found or the source cannot be read."""
+    import inspect
+    import os
+
+    import py_source
+
+    try:
+        path = inspect.getsourcefile(kernel) or ""
+        key = (path, kernel.__name__, os.path.getmtime(path))
+    except (OSError, TypeError):
+        return None
+    if key not in _SOURCE_VERDICTS:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                findings = py_source.divergent_barriers(handle.read(), kernel.__name__)
+        except (OSError, UnicodeDecodeError):
+            findings = []
+        why = None
+        if findings:
+            f = findings[0]
+            why = (
+                f"divergent barrier: {f.barrier} at {os.path.basename(path)} line {f.line} "
+                f"(in {f.function}) is inside `{f.statement}:`, which not every thread of the "
+                "block takes"
+            )
+        _SOURCE_VERDICTS[key] = why
+    return _SOURCE_VERDICTS[key]
+
+
 def _make_manager_run(thread_cls: type) -> Callable[..., None]:
     def run(self: Any, grid_point: tuple[int, ...], *args: Any) -> None:
+        why = static_divergence(self._f)
+        if why is not None:
+            raise RuntimeError(why + _DIVERGENT_HINT)
         dims = tuple(self._block_dim)
         block = _Block(math.prod(dims))
         self._qz_block = block

@@ -249,6 +249,72 @@ def test_source_check_finds_barriers_under_thread_dependent_branches() -> None:
     ]
 
 
+DIVERGENT_PY = """
+from numba import cuda
+
+
+@cuda.jit(device=True)
+def block_sum(partial, v):
+    partial[cuda.threadIdx.x] = v
+    cuda.syncthreads()
+    return partial[0]
+
+
+@cuda.jit
+def k(x, out, flag):
+    partial = cuda.shared.array(256, numba.float32)
+    tid = cuda.threadIdx.x
+    row, col = cuda.grid(2)
+    lane = tid % 32
+    step = cuda.blockDim.x // 2
+    while step > 0:
+        if tid < step:
+            partial[tid] += partial[tid + step]
+        cuda.syncthreads()
+        step //= 2
+    if lane == 0:
+        cuda.syncthreads()                      # 25: divergent
+    else:
+        pass
+    if cuda.blockIdx.x == 0:
+        cuda.syncthreads()
+    if flag[0] == 1:
+        partial[tid] = 1.0
+        cuda.syncthreads()
+    for j in range(tid, 32, 8):
+        cuda.syncthreads()
+    if row < x.shape[0]:
+        out[row] = block_sum(partial, x[row, col])   # 36: divergent (through block_sum)
+    while col < 4:
+        col += 1
+        cuda.syncthreads()                      # 39: divergent
+    # if tid: cuda.syncthreads()
+    text = "if tid: cuda.syncthreads()"
+
+
+def unused():
+    if cuda.threadIdx.x:
+        cuda.syncthreads()                      # not reached from k
+"""
+
+
+def test_python_source_check_finds_barriers_under_thread_dependent_branches() -> None:
+    py_source = meta_tracks.grader_module(EXERCISE, "py_source")
+    found = py_source.divergent_barriers(DIVERGENT_PY, "k")
+    assert [(f.line, f.barrier) for f in found] == [
+        (25, "cuda.syncthreads()"),
+        (36, "block_sum() (it calls cuda.syncthreads())"),
+        (39, "cuda.syncthreads()"),
+    ], found
+    assert found[0].statement == "if lane == 0"
+    assert [f.function for f in py_source.divergent_barriers(DIVERGENT_PY)] == ["k"] * 3 + [
+        "unused"
+    ]
+    for path in [EXERCISE.solution_file("numba"), *ALTERNATIVES]:
+        if path.suffix == ".py":
+            assert py_source.divergent_barriers(path.read_text(encoding="utf-8")) == [], path
+
+
 def test_ptx_check_finds_float_atomics_outside_shared_memory() -> None:
     ptx_checks = meta_tracks.grader_module(EXERCISE, "ptx_checks")
     kernel = ptx_checks.Kernel(
