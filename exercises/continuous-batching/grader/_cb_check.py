@@ -156,6 +156,14 @@ class Checker:
             max_new_tokens,
         )
         self.model.add(rid, prompt_len, max_new_tokens)
+        waiting = self.ids("waiting")
+        if waiting != self.model.waiting:
+            self.fail(
+                "add",
+                f"after add_request({rid!r}, ...) waiting is {waiting}, expected "
+                f"{self.model.waiting}: a new request joins the back of waiting at once, not at "
+                "the next schedule()",
+            )
 
     def step(self) -> None:
         before = copy.deepcopy(self.model)
@@ -286,6 +294,15 @@ class Checker:
             rid = r.request_id
             want = 0 if rid in preempted else before.reqs[rid].computed
             if r.num_computed_tokens != want:
+                if rid not in preempted and rid in before.running and rid in wait_ids:
+                    self.fail(
+                        "victim",
+                        f"{rid} was running and is back in waiting with num_computed_tokens = "
+                        f"{r.num_computed_tokens}, but plan.preempted {preempted} does not list "
+                        "it: every request this call preempts is listed, the one being served "
+                        "included when it is the last of the running list (and then no waiting "
+                        "request is admitted)",
+                    )
                 if rid in preempted:
                     self.fail(
                         "recompute",
@@ -348,6 +365,12 @@ class Checker:
             for b in table:
                 if not isinstance(b, int) or not 0 <= b < self.w.num_blocks:
                     self.fail("blocks-ids", f"{rid} holds {b!r}, not a block id 0..num_blocks-1")
+                if owner.get(b) == rid:
+                    self.fail(
+                        "blocks-ids",
+                        f"block {b} appears twice in the table of {rid}: take each block from the "
+                        "pool once",
+                    )
                 if b in owner:
                     self.fail(
                         "blocks-ids",
@@ -392,6 +415,13 @@ class Checker:
             self.fail(
                 "preempt-when",
                 f"must preempt {exp.preempted}: a running request needs more blocks than are free",
+            )
+        if sorted(preempted) == sorted(exp.preempted):
+            self.fail(
+                "victim",
+                f"preempted {preempted}: the right victims, listed in the wrong order; list them "
+                f"in the order they were preempted (last of the running list first): expected "
+                f"{exp.preempted}",
             )
         if preempted[0] != exp.preempted[0]:
             self.fail(
@@ -542,6 +572,14 @@ class Checker:
                     f"{rid} has generated all max_new_tokens={req.max_new_tokens} tokens but "
                     "on_step_done did not finish it (return its id, drop it from running, free "
                     "its blocks): every request finishes with exactly max_new_tokens",
+                )
+        for rid in fin:
+            table = list(getattr(users.get(rid), "block_ids", []) or [])
+            if table:
+                self.fail(
+                    "leak",
+                    f"{rid} finished but its block_ids still hold {table}: give all its blocks "
+                    "back to the pool, and its block_ids are then empty",
                 )
         for rid in got:
             if rid not in fin:

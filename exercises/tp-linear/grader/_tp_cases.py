@@ -3,8 +3,9 @@
 A case is a dict: "layer" ("column", "row" or "mlp": a column layer, GELU, a row layer),
 the sizes "in", "out" (and "hidden" for the MLP), "bias", "gather" (gather_output),
 "lead" (the input's leading dims), "groups" (None: group=None, the whole world; otherwise
-the sub-groups of the world, each rank using the one it belongs to) and "uneven" (the sizes
-do not divide by the group size: the constructor must raise ValueError).
+the sub-groups of the world, each rank using the one it belongs to), "uneven" (the sizes
+do not divide by the group size: the constructor must raise ValueError) and "residual" (the
+loss also uses x directly: sum(y * g) + sum(x * x)).
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ def cases_for(world: int) -> list[dict[str, Any]]:
         for case in plain:
             if case["bias"]:
                 cases.append({**case, "groups": SUB_GROUPS})
+    # x used outside the layer too (a residual): only the layer's own part of x.grad is
+    # all-reduced, not what the rest of the model adds
+    cases.append({**plain[0], "bias": True, "residual": True})
     odd = 2 * world + 1
     cases.append(
         {"layer": "column", "in": 8, "out": odd, "bias": True, "lead": [3], "uneven": True}
@@ -39,6 +43,7 @@ def cases_for(world: int) -> list[dict[str, Any]]:
         case.setdefault("gather", False)
         case.setdefault("groups", None)
         case.setdefault("uneven", False)
+        case.setdefault("residual", False)
         case["seed"] = seed
         case["world"] = world
     return cases
@@ -77,7 +82,8 @@ def describe(case: dict[str, Any], rank: int | None = None) -> str:
         text = f"RowParallelLinear(in={case['in']}, out={case['out']}{bias})"
         width = f"{case['in']}/W"
     shape = ", ".join(str(d) for d in case["lead"])
-    return f"{text}, x [{shape}, {width}], {group_text(case, rank)}"
+    also = ", loss sum(y * g) + sum(x * x)" if case.get("residual") else ""
+    return f"{text}, x [{shape}, {width}]{also}, {group_text(case, rank)}"
 
 
 def expected_collectives(case: dict[str, Any]) -> dict[str, dict[str, int]]:

@@ -13,6 +13,7 @@ import contextlib
 import os
 import re
 import traceback
+import warnings
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -156,12 +157,32 @@ def grad_variants(want: Any, size: int) -> dict[str, Any]:
     return {"times_W": want * size, "divided": want / size}
 
 
+def _storage_problem(data: Any, given: Any) -> str | None:
+    """Why a shard with the right values is not a copy of its own: "shared" (it is a view of
+    the tensor passed to __init__) or "oversized" (its storage holds more than the shard)."""
+    if given is not None and data.untyped_storage().data_ptr() == (
+        given.untyped_storage().data_ptr()
+    ):
+        return "shared"
+    if data.untyped_storage().nbytes() > data.numel() * data.element_size():
+        return f"oversized {data.untyped_storage().nbytes()} {data.numel() * data.element_size()}"
+    return None
+
+
 def check_shard(
-    got: Any, full: Any, dim: int | None, r: int, size: int, world: int, global_rank: int
+    got: Any,
+    full: Any,
+    dim: int | None,
+    r: int,
+    size: int,
+    world: int,
+    global_rank: int,
+    given: Any = None,
 ) -> dict[str, Any]:
     """Is ``got`` shard ``r`` of ``size`` of ``full`` along ``dim`` (None: all of it), as
-    an nn.Parameter? If not, which wrong slice is it ("other_dim", "world_size", "index",
-    "unsplit", "empty", "values", "shape")?"""
+    an nn.Parameter holding a copy of its own (not a view of ``given``, the tensor passed to
+    __init__)? If not, which wrong slice is it ("other_dim", "world_size", "index",
+    "unsplit", "empty", "values", "shape", "storage")?"""
     import torch
 
     if full is None:
@@ -184,11 +205,16 @@ def check_shard(
         rec["label"] = "ok" if rec["param"] else "not_param"
         if rec["param"] and data.dtype != want.dtype:
             rec["label"] = "dtype"
+        elif rec["ok"] and (storage := _storage_problem(data, given)):
+            rec.update(ok=False, label="storage", storage=storage)
         return rec
     rec["ok"] = False
     rec["label"] = "empty" if data.numel() == 0 else "values"
     if data.shape != want.shape and data.numel():
         rec["label"] = "shape"
+    elif data.dtype != want.dtype and torch.allclose(data.to(want.dtype), want, rtol=1e-5):
+        rec["label"] = "dtype"
+        return rec
     for axis in range(full.dim()):
         for count in sorted({1, size, world}):
             if full.shape[axis] % count:
@@ -211,6 +237,10 @@ def check_shard(
 
 
 # ------------------------------------------------------------------ one case
+
+
+# PyTorch's warning when backward runs through an op that has no autograd formula
+_FALLBACK = "an autograd kernel was not registered"
 
 
 class CaseError(Exception):
@@ -266,7 +296,13 @@ class Runner:
 
         def run() -> Any:
             LOG.active = log
-            return fn()
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                result = fn()
+            for w in seen:
+                if _FALLBACK in str(w.message):
+                    self.rec.setdefault("fallback", {})[name] = str(w.message).split(":")[0]
+            return result
 
         return self.step(name, run)
 
@@ -324,6 +360,9 @@ def _uneven(module: Any, case: dict[str, Any], runner: Runner, where: dict[str, 
     cls = module.ColumnParallelLinear if case["layer"] == "column" else module.RowParallelLinear
     runner.ctx["queue"].put(("step", runner.rank, runner.index, "__init__"))
     runner.rec["step"] = "__init__"
+    log: list[dict[str, Any]] = []
+    runner.rec["init_ops"] = log
+    LOG.active = log
     try:
         cls(t["w"].clone(), t["b"].clone(), group=where["group"])
     except ValueError as exc:
@@ -334,6 +373,8 @@ def _uneven(module: Any, case: dict[str, Any], runner: Runner, where: dict[str, 
         runner.rec["rejected"] = type(exc).__name__
         runner.rec["message"] = _error(exc, runner.ctx["solution"])[1]
         return
+    finally:
+        LOG.active = None
     runner.rec["rejected"] = None
 
 
@@ -376,19 +417,26 @@ def _single(module: Any, case: dict[str, Any], runner: Runner, where: dict[str, 
             out_variants["bias_every_rank"] = y.detach() + (size - 1) * b
             out_variants["no_bias"] = y.detach() - b
         extra = {}
-    layer = runner.step(
-        "__init__", lambda: cls(w.clone(), None if b is None else b.clone(), **kwargs)
-    )
+    given = {"weight": w.clone(), "bias": None if b is None else b.clone()}
+    layer = runner.counted("__init__", lambda: cls(given["weight"], given["bias"], **kwargs))
     for name, (full, dim) in shards.items():
         got = getattr(layer, name, "missing")
         runner.rec["shards"][name] = (
             {"ok": False, "label": "missing"}
             if isinstance(got, str)
-            else check_shard(got, full, dim, r, size, where["world"], where["global_rank"])
+            else check_shard(
+                got, full, dim, r, size, where["world"], where["global_rank"], given[name]
+            )
         )
     out = runner.counted("forward", lambda: layer(x_user))
     runner.rec["cmp"]["output"] = compare(out, out_want, out_variants)
-    runner.counted("backward", lambda: _backward(out, g_user))
+    if case.get("residual"):  # x is used outside the layer too: its gradient adds 2x
+        want["x.grad"] = want["x.grad"] + 2 * x
+        extra["x.grad"] = {k: v + 2 * x for k, v in extra.get("x.grad", {}).items()}
+        extra["x.grad"]["hook_on_input"] = xr.grad + size * 2 * x
+        runner.counted("backward", lambda: _backward(out, g_user, also=x_user))
+    else:
+        runner.counted("backward", lambda: _backward(out, g_user))
     got = {
         "x.grad": x_user.grad,
         "weight.grad": _grad(layer, "weight"),
@@ -399,15 +447,19 @@ def _single(module: Any, case: dict[str, Any], runner: Runner, where: dict[str, 
         runner.rec["cmp"][name] = compare(got[name], value, variants)
 
 
-def _backward(out: Any, grad: Any) -> None:
-    """out.backward(grad), with a clear error when forward returned something else."""
+def _backward(out: Any, grad: Any, also: Any = None) -> None:
+    """out.backward(grad), with a clear error when forward returned something else; with
+    ``also`` (the input), the backward of sum(out * grad) + sum(also * also)."""
     import torch
 
     if not isinstance(out, torch.Tensor):
         raise TypeError(
             f"forward returned a {type(out).__name__}, expected the output tensor only (README)"
         )
-    out.backward(grad)
+    if also is None:
+        out.backward(grad)
+    else:
+        ((out * grad).sum() + (also * also).sum()).backward()
 
 
 def _grad(layer: Any, name: str) -> Any:
@@ -427,26 +479,30 @@ def _mlp(module: Any, case: dict[str, Any], runner: Runner, where: dict[str, Any
     sl = slice(r * part, (r + 1) * part)
     group = where["group"]
 
+    given = {k: t[k].clone() for k in ("w1", "b1", "w2", "b2")}
+
     def build() -> Any:
         col = module.ColumnParallelLinear(
-            t["w1"].clone(), t["b1"].clone(), gather_output=False, group=group
+            given["w1"], given["b1"], gather_output=False, group=group
         )
-        row = module.RowParallelLinear(t["w2"].clone(), t["b2"].clone(), group=group)
+        row = module.RowParallelLinear(given["w2"], given["b2"], group=group)
         return col, row
 
-    col, row = runner.step("__init__", build)
+    col, row = runner.counted("__init__", build)
     shards = {
-        "column.weight": (col, "weight", t["w1"], 0),
-        "column.bias": (col, "bias", t["b1"], 0),
-        "row.weight": (row, "weight", t["w2"], 1),
-        "row.bias": (row, "bias", t["b2"], None),
+        "column.weight": (col, "weight", "w1", 0),
+        "column.bias": (col, "bias", "b1", 0),
+        "row.weight": (row, "weight", "w2", 1),
+        "row.bias": (row, "bias", "b2", None),
     }
-    for name, (layer, attr, full, dim) in shards.items():
+    for name, (layer, attr, key, dim) in shards.items():
         got = getattr(layer, attr, "missing")
         runner.rec["shards"][name] = (
             {"ok": False, "label": "missing"}
             if isinstance(got, str)
-            else check_shard(got, full, dim, r, size, where["world"], where["global_rank"])
+            else check_shard(
+                got, t[key], dim, r, size, where["world"], where["global_rank"], given[key]
+            )
         )
     x_user = t["x"].clone().requires_grad_()
     out = runner.counted("forward", lambda: row(F.gelu(col(x_user))))

@@ -79,6 +79,18 @@ def shard_problem(case: dict[str, Any], rank: int, name: str, rec: dict[str, Any
         "unsplit": f"{what} holds the whole tensor ({shape}): {split}",
         "split": f"{what} holds only a slice of the bias ({shape}): {split}",
     }
+    if label == "storage" and rec.get("storage") == "shared":
+        return (
+            f"{what} holds the right values but is a view of the tensor passed to __init__ "
+            "(it shares its memory, so the whole tensor stays alive and a later change of it "
+            "changes the layer): keep a copy of this rank's slice (.clone())"
+        )
+    if label == "storage":
+        _, kept, shard = rec["storage"].split()
+        return (
+            f"{what} holds the right values but its storage keeps {kept} bytes for a shard "
+            f"of {shard}: copy the slice (.clone()), so that each rank keeps only its shard"
+        )
     if label == "empty" and rank != r:
         return (
             f"{what} is empty ({shape}): index the shards by dist.get_rank(group), the rank "
@@ -146,7 +158,15 @@ def _why(case: dict[str, Any], phase: str, seen: Counter[str], want: dict[str, i
 
 
 def count_problem(case: dict[str, Any], rank: int, rec: dict[str, Any]) -> str | None:
-    """A pass whose collectives differ from the README table."""
+    """A pass whose collectives differ from the README table, or whose backward ran through a
+    collective that autograd has no formula for."""
+    for phase, op in rec.get("fallback", {}).items():
+        return (
+            f"{head(case, rank)}: the {phase} went through {op}, an in-place collective "
+            "on a tensor that requires grad, which autograd has no formula for (PyTorch warns "
+            "that this may be silently wrong and will stop working): call the collective "
+            "inside your own torch.autograd.Function and write its backward (README)"
+        )
     for phase, want in expected_collectives(case).items():
         seen = Counter(entry["op"] for entry in rec["passes"].get(phase, []))
         if seen != Counter(want):
@@ -186,6 +206,13 @@ def _hint(case: dict[str, Any], key: str, like: str, size: int) -> str:
         )
     if like == "permuted":
         return "it holds the right values in the wrong places"
+    if like == "hook_on_input":
+        return (
+            "x.grad is wrong only because x is also used outside the layer: the input "
+            "gradient was all-reduced after the rest of the model's part had been added to it "
+            "(a hook on the caller's x sees its whole gradient). All-reduce only the layer's "
+            "own part: an autograd.Function, or a hook on a tensor the layer makes (x.view_as(x))"
+        )
     if like == "divided":
         if key.endswith("bias.grad") and (case["layer"] == "row" or key.startswith("row")):
             return (

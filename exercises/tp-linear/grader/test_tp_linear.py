@@ -7,13 +7,14 @@ values come from a single-device float64 layer with the full weight, on every ra
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from _tp_cases import describe
 from _tp_group import OP_TIMEOUT_S, GroupRun
-from _tp_report import count_problem, head, shard_problem, value_problem, wrong_group
+from _tp_report import count_problem, fmt, head, shard_problem, value_problem, wrong_group
 
 _SHOW = 3  # failing cases listed per message
 
@@ -197,10 +198,21 @@ def test_uneven_sizes_rejected(tp: GroupRun) -> None:
     """A split dim that the group size does not divide raises ValueError in __init__."""
     problems = []
     for case, rank, rec in records(tp):
-        if not case["uneven"] or rec.get("rejected") == "ValueError":
-            continue
         dim = "out_features" if case["layer"] == "column" else "in_features"
         size = case["out"] if case["layer"] == "column" else case["in"]
+        if case["uneven"] and rec.get("rejected") == "ValueError" and rec.get("init_ops"):
+            ops = fmt(Counter(entry["op"] for entry in rec["init_ops"]))
+            problems.append(
+                (
+                    case["seed"],
+                    f"{head(case, rank)}: {dim} = {size} is not divisible by the group size "
+                    f"{case['world']}; __init__ raised ValueError, but only after {ops}: "
+                    "check the sizes before any communication (README)",
+                )
+            )
+            continue
+        if not case["uneven"] or rec.get("rejected") == "ValueError":
+            continue
         got = "accepted it" if rec.get("rejected") is None else f"raised {rec.get('message')}"
         problems.append(
             (
