@@ -14,7 +14,8 @@ use, solve's parameters and ctypes argument types) and takes its fixtures from i
 The checks around them are functions: :meth:`CuTrack.check_exports_solve` (the compile-only
 report of registers, shared memory and spills), :func:`report_cpu_run` (what a CPU run
 checked), :func:`divergent_barriers` and :func:`allocation` (source checks with the
-exercise's advice), :func:`synchronize` (a kernel fault as a failure) and
+exercise's advice; allocation also reports a stream of the solution's own),
+:func:`synchronize` (a kernel fault as a failure) and
 :func:`sanitizer_driver` / :func:`sanitize` (compute-sanitizer on a stand-alone driver).
 """
 
@@ -149,9 +150,22 @@ def allocation(cu_source: Path, source: str, advice: str) -> str:
     "README: allocate nothing"); "" when there is none."""
     found = cu_source_checks.allocations(source)
     if not found:
-        return ""
+        return stream(cu_source, source)
     line, call = found[0]
     return f"{cu_source.name} line {line} calls {call}: README: allocate nothing " + advice
+
+
+def stream(cu_source: Path, source: str) -> str:
+    """The first stream created or launched on in ``source``; "" when there is none."""
+    found = cu_source_checks.streams(source)
+    if not found:
+        return ""
+    line, what = found[0]
+    return (
+        f"{cu_source.name} line {line} {what}: README: launch on the default stream (the "
+        "caller reads out on it as soon as solve returns; work on another stream may not "
+        "have finished by then)"
+    )
 
 
 def synchronize(call: str) -> None:

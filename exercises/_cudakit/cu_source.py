@@ -25,6 +25,8 @@ _ASSIGN = re.compile(r"\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?(?:<<|>>|[-+*/%&|^])
 _CONTROL = re.compile(r"\b(if|while|for|switch)\s*\($")
 _ALLOC = re.compile(r"\b(cudaMalloc\w*|cudaFree\w*|malloc|free)\s*\(")
 _SEEDS = {"threadIdx", "__lane_id", "laneid"}
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?:\([^)\n]*\))?[ \t]+(.+)$", re.M)
+_DECLARATOR = re.compile(r"\s*\**\s*([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?=(?!=)(.*)", re.S)
 
 
 @dataclass(frozen=True)
@@ -137,10 +139,53 @@ class _Source:
         return None
 
 
-def thread_dependent(body: str) -> set[str]:
-    """Names assigned (directly or through others) from ``threadIdx`` in ``body``."""
-    tainted = set(_SEEDS)
-    assignments = [(m.group(1), set(_WORD.findall(m.group(2)))) for m in _ASSIGN.finditer(body)]
+def _top_level_parts(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets: ``"a, b = f(c, d)"`` -> 2 parts."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
+def _assignments(body: str) -> list[tuple[str, set[str]]]:
+    """(name, names it is computed from) for every assignment in ``body``, each declarator of
+    ``const int tx = threadIdx.x, ty = threadIdx.y;`` included."""
+    found = []
+    for m in _ASSIGN.finditer(body):
+        first, *others = _top_level_parts(m.group(2))
+        found.append((m.group(1), set(_WORD.findall(first))))
+        for part in others:
+            if declarator := _DECLARATOR.match(part):
+                found.append((declarator.group(1), set(_WORD.findall(declarator.group(2)))))
+    return found
+
+
+def thread_macros(text: str) -> set[str]:
+    """Macros whose expansion depends on the thread (``#define TX threadIdx.x``)."""
+    tainted: set[str] = set()
+    defines = [(m.group(1), set(_WORD.findall(m.group(2)))) for m in _DEFINE.finditer(text)]
+    changed = True
+    while changed:
+        changed = False
+        for name, used in defines:
+            if name not in tainted and used & (tainted | _SEEDS):
+                tainted.add(name)
+                changed = True
+    return tainted
+
+
+def thread_dependent(body: str, seeds: set[str] | None = None) -> set[str]:
+    """Names assigned (directly or through others) from ``threadIdx`` (or one of ``seeds``,
+    such as a thread-dependent macro) in ``body``."""
+    tainted = set(_SEEDS) | (seeds or set())
+    assignments = _assignments(body)
     changed = True
     while changed:
         changed = False
@@ -196,7 +241,7 @@ def _thread_condition(src: _Source, pos: int, function_brace: int) -> str | None
     """The innermost statement around ``pos`` (inside the function opened at
     ``function_brace``) whose condition depends on the thread, as shown in a message."""
     body = src.text[function_brace : src.braces[function_brace] + 1]
-    tainted = thread_dependent(body)
+    tainted = thread_dependent(body, thread_macros(src.text))
     statements = []
     if (inline := src.braceless(pos)) is not None:
         statements.append(inline)
@@ -227,6 +272,25 @@ def _barrier_calls(src: _Source) -> list[tuple[int, str]]:
         if grown == names:
             return [(pos, name) for pos, name, _ in found]
         names = grown
+
+
+_LAUNCH = re.compile(r"<<<(.*?)>>>", re.S)
+_DEFAULT_STREAMS = {"0", "0u", "nullptr", "NULL", "cudaStreamLegacy", "cudaStreamPerThread"}
+
+
+def streams(source: str) -> list[tuple[int, str]]:
+    """(line, what) for each stream created and each launch on a stream other than the
+    default one (a fourth launch parameter that is not 0)."""
+    text = strip(source)
+    found = [
+        (_line(text, m.start()), f"creates a stream ({m.group(1)})")
+        for m in re.finditer(r"\b(cudaStreamCreate\w*)\s*\(", text)
+    ]
+    for m in _LAUNCH.finditer(text):
+        config = [part.strip() for part in _top_level_parts(m.group(1))]
+        if len(config) == 4 and config[3] not in _DEFAULT_STREAMS:
+            found.append((_line(text, m.start()), f"launches on the stream `{config[3]}`"))
+    return sorted(found)
 
 
 def allocations(source: str) -> list[tuple[int, str]]:

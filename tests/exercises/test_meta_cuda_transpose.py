@@ -121,7 +121,7 @@ def test_starter_fails(graded: Callable[[Case], GradeResult], case: Case) -> Non
 
 def test_every_mutant_file_is_listed() -> None:
     meta_tracks.check_mutants_listed(EXERCISE)
-    assert 8 <= len(EXERCISE.meta.mutants) <= 16
+    assert 8 <= len(EXERCISE.meta.mutants) <= 28  # each costs CI time (simulator or nvcc)
 
 
 @pytest.mark.parametrize("case", [case_param(c) for c in MUTANTS])

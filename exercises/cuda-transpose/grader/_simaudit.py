@@ -12,7 +12,9 @@ divergence within a warp except lanes that skip an access at the matrix edge).
 From those groups :class:`Record` answers the two questions the grader asks:
 
 - coalescing: within one global load or store instruction, lanes whose ``threadIdx.x``
-  differ by one (same ``threadIdx.y``) must touch addresses one element apart;
+  differ by one (same ``threadIdx.y``) must touch addresses one element apart, and the
+  instruction as a whole must touch few 32-byte sectors for its bytes (lanes are numbered
+  ``threadIdx.x`` first, so a block one thread wide is checked too);
 - bank conflicts: within one shared-memory instruction, the number of different 4-byte
   words that fall in the same one of the 32 banks (1 is conflict-free; the same word read
   by several lanes is a broadcast, not a conflict).
@@ -38,6 +40,7 @@ import numpy as np
 WARP = 32
 BANKS = 32
 BANK_BYTES = 4
+SECTOR = 32  # bytes: the unit in which a warp's global accesses are served
 _HERE = str(Path(__file__).resolve().parent)
 _lock = threading.Lock()
 
@@ -98,6 +101,19 @@ class Record:
                 neighbours = b.lane == a.lane + 1 and b.ty == a.ty and b.tx == a.tx + 1
                 if neighbours and b.address - a.address != group.itemsize:
                     return group, a, b
+        return None
+
+    def scattered(self, kind: str) -> tuple[Group, int, int] | None:
+        """The first global ``kind`` instruction that touches more than twice the 32-byte
+        sectors its bytes need (plus one for an unaligned start): (group, sectors, needed)."""
+        for group in self._sorted("global", kind):
+            addresses = {a.address for a in group.accesses}
+            if len(addresses) < 2:
+                continue
+            sectors = len({a // SECTOR for a in addresses})
+            needed = -(-len(addresses) * group.itemsize // SECTOR)
+            if sectors > 2 * needed + 1:
+                return group, sectors, needed
         return None
 
     def worst_conflict(self) -> Conflict | None:

@@ -54,11 +54,24 @@ class Tile:
     dims: tuple[int, ...] | None  # None when a size could not be evaluated
     swizzled: bool  # every last-dimension index uses ^
     degree: int  # worst bank conflict of a column read, 1 = conflict-free (0 = unknown)
+    dynamic: bool = False  # extern __shared__ ... [] (its size set at launch)
+    cause: str = ""  # what in the indexing makes the conflict, when the layout alone does not
 
     def verdict(self) -> str | None:
-        """Why the tile has bank conflicts, or None."""
+        """Why the tile has bank conflicts (or is not a static array), or None."""
+        if self.dynamic:
+            return (
+                f"{self.declaration} is dynamic shared memory (extern, sized at launch): declare "
+                "the tile as a static __shared__ float array whose size uses literals or "
+                "constants, e.g. __shared__ float tile[TILE][TILE + 1] (README, CUDA C++ track)"
+            )
         if self.degree <= 1:
             return None
+        if self.cause:
+            return (
+                f"__shared__ float {self.declaration}: {self.cause}, so reading a column of "
+                f"it is a {self.degree}-way bank conflict"
+            )
         dims = self.dims or ()
         shown = f"__shared__ float {self.declaration}"
         if len(dims) == 2 and dims[0] % 2 == 1 and dims[1] % 2 == 0:
@@ -159,6 +172,50 @@ def _uses(text: str, name: str, declaration_end: int) -> list[list[str]]:
     return uses
 
 
+def _terms(text: str, ops: str) -> list[str]:
+    """``text`` split at the operators ``ops`` outside parentheses and brackets."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([":
+            depth += 1
+        elif ch in ")])":
+            depth -= 1
+        elif ch in ops and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [part.strip() for part in parts if part.strip()]
+
+
+def _row_pitches(index: str, names: dict[str, int]) -> list[int]:
+    """The constant factors of the products in a flat index (``r * TILE + c`` -> [32])."""
+    pitches = []
+    for term in _terms(index, "+-"):
+        factors = _terms(term, "*")
+        if len(factors) < 2:
+            continue
+        for factor in factors:
+            value = evaluate(factor.strip("()") if factor.count("(") == 1 else factor, names)
+            if value is not None and value > 1:
+                pitches.append(value)
+    return pitches
+
+
+_MASKED_KEY = re.compile(r"\^\s*\(?\s*[^()^]*?(&|%)\s*(\w+)\s*\)?")
+
+
+def _swizzle_banks(index: str, names: dict[str, int]) -> int | None:
+    """How many banks an XOR key masked to a few bits can reach (``c ^ (r & 7)`` -> 8), or
+    None when the key is not masked."""
+    m = _MASKED_KEY.search(index)
+    if m is None:
+        return None
+    value = evaluate(m.group(2), names)
+    if value is None:
+        return None
+    return value + 1 if m.group(1) == "&" else value
+
+
 def tiles(source: str) -> list[Tile]:
     """Every ``__shared__`` array of 4-byte elements, with its bank-conflict degree."""
     text = cu_source.strip(source)
@@ -171,8 +228,25 @@ def tiles(source: str) -> list[Tile]:
         known = None if any(d is None for d in dims) else tuple(int(d) for d in dims)  # type: ignore[arg-type]
         uses = [u for u in _uses(text, name, m.end()) if len(u) == len(sizes)]
         swizzled = bool(uses) and all("^" in u[-1] for u in uses)
-        if swizzled:
+        cause = ""
+        reach = [b for u in uses if (b := _swizzle_banks(u[-1], names)) is not None]
+        pitches = [
+            p for u in uses if len(sizes) == 1 for p in _row_pitches(u[0], names) if p % 2 == 0
+        ]
+        if swizzled and reach and min(reach) < BANKS:
+            degree = BANKS // max(1, min(reach))
+            cause = (
+                f"its XOR key is masked to {min(reach)} values, so a column spreads over "
+                f"{min(reach)} of the 32 banks; XOR with the whole row index (tile[r][c ^ r])"
+            )
+        elif swizzled:
             degree = 1
+        elif pitches:
+            degree = math.gcd(pitches[0], BANKS)
+            cause = (
+                f"it is indexed with a row pitch of {pitches[0]} words (r * {pitches[0]} + c), "
+                "whatever its declared size; index it r * (TILE + 1) + c"
+            )
         elif known is not None and len(known) >= 2:
             degree = math.gcd(known[-1], BANKS)
         elif len(sizes) == 1:
@@ -182,5 +256,8 @@ def tiles(source: str) -> list[Tile]:
             degree = 0
         line = text.count("\n", 0, m.start()) + 1
         declaration = f"{name}{''.join(f'[{s.strip()}]' for s in sizes)}"
-        found.append(Tile(name, line, declaration, known, swizzled, degree))
+        dynamic = not any(s.strip() for s in sizes) or bool(
+            re.search(r"\bextern\s+$", text[max(0, m.start() - 20) : m.start()])
+        )
+        found.append(Tile(name, line, declaration, known, swizzled, degree, dynamic, cause))
     return found

@@ -14,6 +14,7 @@ call, groups the accesses warp by warp to check coalescing and shared-memory ban
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -32,6 +33,7 @@ STRUCTURE_SHAPE = (40, 72)  # 3 x 2 tiles of 32: full and partial tiles, not squ
 FUZZ_CASES = 3
 TILE_GUESS = 32  # for diagnosis only: which tile a wrong element came from
 FUZZ_SEED = 11
+WARP = 32
 
 Transpose = Callable[[Any, Any], Any]
 
@@ -175,6 +177,12 @@ def wrong_element(data: np.ndarray, got: np.ndarray) -> str | None:
             f"({got.shape[0]}, {got.shape[1]}))"
         )
     source = np.argwhere(bits(data) == have[i, j])
+    if not source.size and got[i, j] == data[j, i]:
+        return (
+            f"out[{i}, {j}] is {float(got[i, j])!r} where x[{j}, {i}] is {float(data[j, i])!r}: "
+            "equal as numbers, different bits (the zero's sign was lost to arithmetic on the "
+            "way, such as + 0.0); copy the values unchanged, bit for bit"
+        )
     if not source.size:
         return f"out[{i}, {j}] is {got[i, j]!r}, a value that is not in x (expected x[{j}, {i}])"
     a, b = (int(v) for v in source[0])
@@ -240,8 +248,23 @@ def _index(index: tuple[int, ...]) -> str:
 
 
 def explain_structure(call: str, seen: Any) -> None:
-    """Fail with the first rule the recorded call broke: coalesced loads, coalesced stores,
-    conflict-free shared memory."""
+    """Fail with the first rule the recorded call broke: a kernel launched with whole warps,
+    coalesced loads, coalesced stores, conflict-free shared memory."""
+    if not seen.launches:
+        pytest.fail(
+            f"{call} launched no kernel: the transpose must run on the GPU (README: launch your "
+            "kernel from transpose); copying through the host is not a GPU transpose",
+            pytrace=False,
+        )
+    for _grid, block in seen.launches:
+        threads = math.prod(block)
+        if threads < WARP:
+            pytest.fail(
+                f"{call} launched a kernel with blocks of {block} = {threads} thread(s): a "
+                f"block shorter than a warp ({WARP} threads) leaves lanes of every warp idle "
+                "and serialises the copy; use blocks of (32, 8) threads (README step 2)",
+                pytrace=False,
+            )
     for kind, verb in (("load", "read"), ("store", "write")):
         found = seen.uncoalesced(kind)
         if found is None:
@@ -260,6 +283,20 @@ def explain_structure(call: str, seen: Any) -> None:
             f"{group.array}[{_index(b.index)}], {b.address - a.address} bytes apart instead of "
             f"{group.itemsize}: consecutive threadIdx.x must {verb} consecutive elements of a "
             f"{what} ({advice})",
+            pytrace=False,
+        )
+    for kind, verb in (("load", "read"), ("store", "write")):
+        spread = seen.scattered(kind)
+        if spread is None:
+            continue
+        group, sectors, needed = spread
+        pytest.fail(
+            f"{call}: uncoalesced global {kind}s: the lanes of {group.where()} {verb} "
+            f"{len(group.accesses)} elements of {group.array} spread over {sectors} 32-byte "
+            f"sectors, where {needed} would hold them: the lanes of a warp are numbered "
+            f"threadIdx.x first (lane = threadIdx.x + blockDim.x * threadIdx.y), so "
+            f"threadIdx.x must run along the rows of {group.array}, and each warp must "
+            f"{verb} whole rows (README steps 2 and 4)",
             pytrace=False,
         )
     conflict = seen.worst_conflict()
