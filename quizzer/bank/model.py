@@ -1,4 +1,8 @@
-"""Domain objects of the bank: what the rest of quizzer sees (never YAML, never ORM rows)."""
+"""Domain objects of the bank: what the rest of quizzer sees (never YAML, never ORM rows).
+
+They have no ``__slots__``: the bank cache unpickles about 2,400 of them at every start, and
+without slots pickle restores each one's ``__dict__`` in C instead of calling the dataclass's
+Python ``__setstate__`` (a few milliseconds of the first frame)."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ DIFFICULTIES: tuple[str, ...] = ("easy", "medium", "hard")
 DIFFICULTY_RANK = {name: rank for rank, name in enumerate(DIFFICULTIES)}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Company:
     id: str
     name: str
@@ -18,7 +22,7 @@ class Company:
     interviews: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Topic:
     id: str
     name: str
@@ -26,7 +30,7 @@ class Topic:
     track: str = "core"  # core | adjacent (behavioural and neighbouring fields)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Theme:
     id: str
     topic: str
@@ -39,7 +43,7 @@ class Theme:
     line: int = 0  # where it is defined in themes.yaml
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Interview:
     id: str
     company: str
@@ -49,13 +53,13 @@ class Interview:
     themes: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Reference:
     title: str
     url: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Question:
     id: str
     topic: str
@@ -91,7 +95,7 @@ class Question:
         return len(self.interviews)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Filters:
     """Which questions a command works on; empty means no restriction."""
 
@@ -108,7 +112,7 @@ class Filters:
         )
 
 
-@dataclass(slots=True)
+@dataclass
 class Bank:
     companies: dict[str, Company]
     topics: dict[str, Topic]

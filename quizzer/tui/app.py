@@ -12,17 +12,16 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 
 from quizzer.bank.model import Filters
-from quizzer.review.session import StudySession
-from quizzer.tui.screens.study import StudyScreen
 
 if TYPE_CHECKING:
     from textual.screen import Screen
 
     from quizzer.review.service import ReviewService
+    from quizzer.review.session import StudySession
     from quizzer.review.stats import Overview
 
-# The other screens and the stats module are imported when first needed, so that
-# `quizzer study` paints its first card without loading them.
+# The screens, the study session and the stats module are imported when first needed, so
+# that `quizzer study` paints its first card without loading home, and home without study.
 
 DEFAULT_TARGETS = ["bytedance", "alibaba", "baidu", "tencent", "nvidia"]
 
@@ -122,11 +121,15 @@ class QuizzerApp(App[None]):
         return overview(self.service, self.targets)
 
     def _session(self, cram: bool) -> StudySession:
+        from quizzer.review.session import StudySession
+
         return StudySession(
             self.service, self.filters, cram=cram, new_limit=self.new_limit, timer=self.timer
         )
 
     def action_study(self) -> None:
+        from quizzer.tui.screens.study import StudyScreen
+
         session, self.preloaded = self.preloaded, None
         if session is not None:
             self.push_screen(StudyScreen(session, loaded=True))
@@ -135,12 +138,17 @@ class QuizzerApp(App[None]):
 
     def study_on(self, filters: Filters) -> None:
         """A sitting on one topic or company (Enter on a home row)."""
+        from quizzer.review.session import StudySession
+        from quizzer.tui.screens.study import StudyScreen
+
         session = StudySession(
             self.service, filters, cram=self.cram, new_limit=self.new_limit, timer=self.timer
         )
         self.push_screen(StudyScreen(session))
 
     def action_cram(self) -> None:
+        from quizzer.tui.screens.study import StudyScreen
+
         self.push_screen(StudyScreen(self._session(True)))
 
     def action_browse(self) -> None:
@@ -151,6 +159,7 @@ class QuizzerApp(App[None]):
     def action_settings(self, first_run: bool = False) -> None:
         """The settings screen; a first-run setup over a study screen reorders its queue."""
         from quizzer.tui.screens.settings import SettingsScreen
+        from quizzer.tui.screens.study import StudyScreen
 
         def saved(changed: bool | None) -> None:
             screen = self.screen
