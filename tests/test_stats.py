@@ -154,3 +154,16 @@ def test_stats_counts_todays_answers_in_the_30_day_recall(capsys, tmp_path):
     line = next(x for x in out.splitlines() if x.startswith("Due in the next 7 days:"))
     labels = line.split(": ", 1)[1].split()[::2]
     assert labels[0] == "today" and len(labels) == 7 and labels[1][:2].isalpha()
+
+
+def test_percent_claims_all_or_none_only_when_true():
+    from quizzer.review.model import percent
+
+    assert [percent(x) for x in (0.0, 0.004, 0.5, 0.994, 0.996, 1.0)] == [
+        "0%",
+        "1%",
+        "50%",
+        "99%",
+        "99%",
+        "100%",
+    ]

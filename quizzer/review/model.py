@@ -88,3 +88,14 @@ def format_interval(delta: timedelta) -> str:
 def plural(n: int, word: str) -> str:
     """'1 day', '2 days': a count with its noun."""
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def percent(share: float) -> str:
+    """A share as a whole percentage that is 100% only when complete and 0% only when
+    nothing: 0.996 -> '99%', 0.004 -> '1%' (plain rounding would claim all or none)."""
+    value = round(share * 100)
+    if value >= 100 and share < 1:
+        value = 99
+    elif value <= 0 < share:
+        value = 1
+    return f"{value}%"

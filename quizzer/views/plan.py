@@ -7,7 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from quizzer.bank.model import Bank
-from quizzer.review.model import plural
+from quizzer.review.model import percent, plural
 from quizzer.review.plan import FINAL_RECALL, Plan
 
 BAR_WIDTH = 20
@@ -35,7 +35,7 @@ def renderables(plan: Plan, bank: Bank) -> list[RenderableType]:
             f"({plural(days_left, 'day')} from today), {target.minutes_per_day} min a day"
         ),
         Text.from_markup(
-            f"Forecast recall on the day: [b]{plan.forecast:.0%}[/b]   "
+            f"Forecast recall on the day: [b]{percent(plan.forecast)}[/b]   "
             f"{len(plan.cards) - len(plan.dropped)} of {plural(len(plan.cards), 'card')} "
             f"planned; new cards until {plan.last_intro} ({plan.margin_days} days before)"
         ),
@@ -64,8 +64,8 @@ def renderables(plan: Plan, bank: Bank) -> list[RenderableType]:
             str(len(day.new)),
             f"{day.reviews:.0f}",
             Text(f"{day.minutes:.0f}", style=style),
-            f"{day.covered:.0%}",
-            f"{bar(day.ready)} {day.ready:.0%}",
+            percent(day.covered),
+            f"{bar(day.ready)} {percent(day.ready)}",
         )
     out.append(table)
     out.append(

@@ -7,7 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from quizzer.bank.model import Bank
-from quizzer.review.model import plural
+from quizzer.review.model import percent, plural
 from quizzer.review.report import StatsReport
 from quizzer.review.stats import Retention
 from quizzer.views.charts import ForecastChart, ReviewHeatmap, readiness_table, retention_table
@@ -54,7 +54,7 @@ def sections(report: StatsReport, bank: Bank) -> list[tuple[str, list[Renderable
         topics.add_row(Text(t.name), str(t.due), str(t.new), str(t.total))
     ready = Table("company", "asked themes", "ready", "share", header_style="bold", box=None)
     for r in overview.readiness:
-        ready.add_row(Text(r.name), str(r.themes), str(r.ready), f"{r.share:.0%}")
+        ready.add_row(Text(r.name), str(r.themes), str(r.ready), percent(r.share))
     parts: list[tuple[str, list[RenderableType]]] = [
         ("database", [Text(f"Database: {report.database}", style="dim")]),
         ("summary", summary),

@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from quizzer.bank.model import Filters
-from quizzer.review.model import plural
+from quizzer.review.model import percent, plural
 from quizzer.review.stats import Breakdown, Overview
 from quizzer.tui.reporting import read_then_show
 from quizzer.tui.text import fit
@@ -128,7 +128,7 @@ class HomeScreen(Screen[None]):
             companies_width = self.companies_width(overview) + 2  # and the scrollbar
             box.styles.width = companies_width + 1  # and its left padding
             topics_width = width - companies_width - 1
-        ready = {r.company: f"{r.share:.0%}" for r in overview.readiness}
+        ready = {r.company: percent(r.share) for r in overview.readiness}
         self._fill(
             self.query_one("#topics", DataTable),
             topics_width,
