@@ -139,9 +139,15 @@ def test_watch_regrades_on_save(toy_root, tmp_path):
 
         seen = wait_for("not started: implement `add` first")
         work = tmp_path / "workspace" / "toy" / "toy.py"
-        work.write_text(SOLUTIONS["partial"])
+
+        def save(text: str) -> None:  # as an editor saves: the new file replaces the old at once
+            fresh = work.with_suffix(".tmp")
+            fresh.write_text(text)
+            os.replace(fresh, work)
+
+        save(SOLUTIONS["partial"])
         seen = wait_for("FAILED", after=seen)
-        work.write_text(SOLUTIONS["good"])
+        save(SOLUTIONS["good"])
         done = wait_for("PASSED", after=seen)
         wait_for("passed! every exercise is done", after=done)
         time.sleep(1.5)  # what follows the result while the watcher waits for a save
@@ -150,5 +156,5 @@ def test_watch_regrades_on_save(toy_root, tmp_path):
         assert "".join(lines).count("-m pytest") == 2  # once per graded run
     finally:
         os.killpg(proc.pid, signal.SIGINT)
-        proc.wait(timeout=30)
+        proc.wait(timeout=60)  # a grading still running is cleaned up first (up to 30 s)
     assert [r.status for r in attempts(db)] == ["failed", "passed"]
