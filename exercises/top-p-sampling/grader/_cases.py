@@ -104,6 +104,14 @@ def random_batch(
     return batch(torch.stack(rows), temps, ks, ps, device, dtype)
 
 
+_IN_PLACE_ADVICE = {
+    "logits": "logits / T, not logits.div_(T)",
+    "temperature": "a new tensor for the safe temperatures, not temperature.clamp_(...)",
+    "top_k": "torch.where(top_k == 0, V, top_k).clamp(max=V), not top_k.clamp_(...)",
+    "top_p": "a new mask from top_p < 1, not top_p.clamp_(...)",
+}
+
+
 def call_filter(fn: Callable[..., torch.Tensor], case: Batch) -> torch.Tensor:
     """The user's result as float64 on the CPU, after checking its form and the inputs."""
     before = [x.clone() for x in case.args]
@@ -121,7 +129,7 @@ def call_filter(fn: Callable[..., torch.Tensor], case: Batch) -> torch.Tensor:
         if not torch.equal(old, new):
             pytest.fail(
                 f"filter_probs modified its input `{name}` in place ({case.summary()}): "
-                "compute on new tensors (logits / T, not logits.div_(T))",
+                f"compute on new tensors ({_IN_PLACE_ADVICE.get(name, 'no in-place ops')})",
                 pytrace=False,
             )
     if not isinstance(out, torch.Tensor):

@@ -25,6 +25,10 @@ TEMPERATURE = (
     "temperature must divide the logits before the softmax and before the filters: "
     "p = softmax(logits / T)"
 )
+SMALL_T = (
+    "only T = 0 is greedy: a small positive temperature such as 1e-6 still gives "
+    "p = softmax(logits / T) (no threshold below which T counts as 0)"
+)
 GREEDY = (
     "temperature 0 is greedy: probability 1 on the largest logit (the lowest token id among "
     "equal maxima) and 0 elsewhere, whatever top_k and top_p say"
@@ -47,6 +51,10 @@ TOP_P_OFF = (
     "top_p = 1 turns the nucleus off: every token keeps its probability, however small (the "
     "running sum can reach 1.0 in floating point before the last token, so test top_p < 1 "
     "rather than rely on the mass before a token staying < 1)"
+)
+NEAR_ONE = (
+    "only top_p = 1 turns the nucleus off: top_p = 0.99999 still cuts the tokens whose mass "
+    "before them is >= top_p (no tolerance such as top_p >= 1 - 1e-5)"
 )
 TOP_P_PER_ROW = (
     "top_p is a per-row setting: a row with top_p = 1 keeps every token even when other rows "
@@ -126,6 +134,12 @@ def test_temperature_zero_is_greedy(filter_probs: Filter, device: str) -> None:
     check(filter_probs, case, GREEDY)
 
 
+def test_small_temperature_is_not_greedy(filter_probs: Filter, device: str) -> None:
+    # logits / T = [0, -1, -3]: softmax ~[0.705, 0.259, 0.035], far from greedy's [1, 0, 0]
+    z = [[0.0, -1e-6, -3e-6], [5.0, 5.0 - 2e-7, 4.0]]
+    check(filter_probs, batch(z, [1e-6, 1e-7], [0, 0], [1.0, 1.0], device), SMALL_T)
+
+
 def test_top_k_keeps_k_most_probable(filter_probs: Filter, device: str) -> None:
     gen = torch.Generator().manual_seed(3)
     z = torch.randn(7, 10, generator=gen, dtype=torch.float64) * 1.5
@@ -152,6 +166,13 @@ def test_top_p_one_keeps_every_token(filter_probs: Filter, device: str) -> None:
     z = [[0.0, -20.0, -20.0, -20.0]]  # in float32 the same happens to tails of 2e-9
     case = batch(z, [1.0], [0], [1.0], device, torch.float32)
     check(filter_probs, case, TOP_P_OFF, atol=1e-6, sum_tol=1e-5)
+
+
+def test_top_p_just_below_one_still_cuts(filter_probs: Filter, device: str) -> None:
+    # p ~ [0.999999, 1e-6, ...]: the mass before token 1 is 0.999999 >= 0.99999 -> {0}
+    z = log_probs([0.999999, 6e-7, 4e-7], [0.5, 0.3, 0.2])
+    case = batch(z, [1.0, 1.0], [0, 0], [0.99999, 0.999999], device)
+    check(filter_probs, case, [NEAR_ONE, CROSSING])
 
 
 def test_top_p_one_is_decided_per_row(filter_probs: Filter, device: str) -> None:
@@ -210,6 +231,9 @@ def test_top_p_compares_exactly(filter_probs: Filter, device: str) -> None:
         # more than 16 tokens: where a CPU's unstable sort stops keeping tied ids in order
         ([[0] * 32, [0] * 32], [3, 0], [1.0, 0.1]),  # -> {0, 1, 2}; 1/32 each -> {0, 1, 2, 3}
         ([[1] * 20 + [3] * 12], [14], [1.0]),  # the twelve 3s, then the 1s at ids 0 and 1
+        # different logits, the same probability in float64: exp(0 - 1e-300) == exp(0); the
+        # rank is by p, so the tie goes to token 0 (a rank by logit would keep token 1)
+        ([[0.0, 1e-300]], [1], [1.0]),
     ],
     ids=[
         "top-k",
@@ -219,6 +243,7 @@ def test_top_p_compares_exactly(filter_probs: Filter, device: str) -> None:
         "top-k-then-top-p",
         "wide-top-k-top-p",
         "wide-top-k-below-max",
+        "equal-p-distinct-logits",
     ],
 )
 def test_ties_go_to_lower_token_id(
@@ -246,6 +271,10 @@ def test_minus_inf_logits(filter_probs: Filter, device: str) -> None:
     temps = [1.0, 0.5, 0.0, 1.0, 2.0, 1.0]
     case = batch(z, temps, [0, 4, 0, 0, 0, 2], [1.0, 1.0, 1.0, 0.7, 0.5, 1.0], device)
     check(filter_probs, case, MINUS_INF)
+    # a high temperature: a stand-in such as -1e4 for -inf becomes -100 at T = 100, and then
+    # a probability of 4e-44, not 0
+    z = [[0.0, inf, 1.0], [inf, 0.0, 0.5]]
+    check(filter_probs, batch(z, [100.0, 1000.0], [0, 0], [1.0, 1.0], device), MINUS_INF)
 
 
 # ---------------------------------------------------------------- everything at once

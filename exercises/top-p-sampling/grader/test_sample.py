@@ -61,6 +61,7 @@ def draw(sample: Sample, case: Batch, seed: int | None) -> torch.Tensor:
 def test_one_token_per_row(sample: Sample, device: str) -> None:
     draw(sample, random_batch(5, 11, seed=30, device=device), seed=0)
     draw(sample, random_batch(3, 1, seed=31, device=device), seed=None)  # no generator given
+    draw(sample, random_batch(1, 7, seed=35, device=device), seed=0)  # a batch of one: [1]
 
 
 def test_draws_only_surviving_tokens(sample: Sample, device: str) -> None:
@@ -110,4 +111,24 @@ def test_same_seed_same_tokens(sample: Sample, device: str) -> None:
         f"200 rows (first: {case.describe(int(differ[0]))}): draw with the given generator "
         "(e.g. torch.multinomial(probs, 1, generator=generator)) and nothing from the global "
         "random state"
+    )
+
+
+def test_randomness_comes_from_the_generator(sample: Sample, device: str) -> None:
+    """Different seeds draw differently, and two calls on one generator continue its stream
+    (a sampler that seeds its own generator, or reseeds the caller's, repeats itself)."""
+    case = random_batch(200, 50, seed=36, device=device)
+    by_seed = [draw(sample, case, seed=s) for s in (7, 8)]
+    assert bool((by_seed[0] != by_seed[1]).any()), (
+        "generators seeded 7 and 8 drew the same 200 tokens: draw with the generator given "
+        "(README: all of its randomness comes from generator), not one of your own"
+    )
+    gen = torch.Generator(device=case.logits.device).manual_seed(7)
+    try:
+        first, second = (sample(*case.args, generator=gen).cpu() for _ in range(2))
+    except Exception as exc:
+        pytest.fail(f"sample raised {type(exc).__name__}: {exc} ({case.summary()})", pytrace=False)
+    assert bool((first != second).any()), (
+        "two calls on the same generator drew the same 200 tokens: each call must continue "
+        "the generator's stream, never reseed it (no generator.manual_seed inside sample)"
     )
