@@ -19,6 +19,12 @@ def degenerate_hash(*_: Any) -> int:
     return 0
 
 
+def parentless_hash(parent: Hashable | None, tokens: tuple[int, ...]) -> Hashable:
+    """A hash of a block's own tokens only: equal blocks after different prefixes collide, so
+    a hit that checks a block's position and tokens but not its whole prefix is wrong."""
+    return hash(tuple(tokens))
+
+
 class Violation(AssertionError):
     pass
 
@@ -26,7 +32,8 @@ class Violation(AssertionError):
 class Checker:
     def __init__(self, module: Any, num_blocks: int, block_size: int, hash_fn: HashFn) -> None:
         self.alloc = module.BlockAllocator(num_blocks, block_size, hash_fn=hash_fn)
-        self.collides = hash_fn is degenerate_hash
+        self.collides = hash_fn in (degenerate_hash, parentless_hash)
+        self.given: dict[int, tuple[list[int], list[int]]] = {}  # seq -> (list passed, copy)
         self.model = Model(num_blocks, block_size, hash_fn)
         self.bs = block_size
         self.num_blocks = num_blocks
@@ -79,7 +86,8 @@ class Checker:
                 if needed > free_now
                 else ""
             )
-            cached = self.call(where, self.alloc.allocate, seq, list(tokens), hint=short)
+            passed = list(tokens)
+            cached = self.call(where, self.alloc.allocate, seq, passed, hint=short)
         except NotImplementedError:
             raise
         except RuntimeError as exc:
@@ -99,6 +107,7 @@ class Checker:
                 "can_allocate said False but allocate succeeded "
                 "(cached hits need no new block; rule 6)",
             )
+        self.given[seq] = (passed, list(tokens))
         self._check_hits(where, seq, tokens, cached, prefix_before)
         try:
             expected = self.model.allocate(seq, tokens)
@@ -112,8 +121,9 @@ class Checker:
             what = "missed a prefix-cache hit" if cached < expected else "too many cached tokens"
             self.fail(
                 where,
-                f"{what}: returned cached_tokens={cached}, expected {expected} "
-                "(freed blocks stay cached until reused)",
+                f"{what}: returned cached_tokens={cached}, expected {expected} (a prompt "
+                "block hits a computed full block with the same tokens after the same prefix, "
+                "live or freed: freed blocks stay cached until reused)",
             )
         self.check(where)
         return cached
@@ -143,7 +153,19 @@ class Checker:
             want = tuple(tokens[: (i + 1) * self.bs])
             if held == want:
                 continue
-            if held is None:
+            later = [
+                k
+                for k in range(i + 1, len(table))
+                if table[k] < len(prefix_before)
+                and prefix_before[table[k]] == tuple(tokens[: (k + 1) * self.bs])
+            ]
+            if later:
+                why = (
+                    f"which is no hit for it, while block {later[0]} of the prompt was taken "
+                    "from the cache: the lookup stops at the first miss, and cached_tokens "
+                    "counts only the hits before it (rule 4)"
+                )
+            elif held is None:
                 why = "which holds no computed full block"
             elif held[-self.bs :] == want[-self.bs :]:
                 why = "which holds the same tokens after a different prefix " + (
@@ -209,6 +231,14 @@ class Checker:
     # ------------------------------------------------------------ invariants
 
     def check(self, where: str) -> None:
+        for seq, (passed, copy) in self.given.items():
+            if passed != copy:
+                self.fail(
+                    where,
+                    f"the prompt list passed to allocate(seq {seq}) has changed since: the "
+                    "allocator kept the caller's list and changed it; store a copy "
+                    "(list(tokens)) and never modify an argument",
+                )
         tables, refs, free, cached, num_free = self.snapshot()
         m = self.model
         # 1. free and used blocks are disjoint, cover everything, no duplicates

@@ -9,7 +9,7 @@ import random
 from typing import Any
 
 import pytest
-from _kv_checker import Checker, default_hash, degenerate_hash
+from _kv_checker import Checker, default_hash, degenerate_hash, parentless_hash
 
 BS = 4
 
@@ -114,6 +114,17 @@ def test_degenerate_hash_never_false_hit(solution: Any) -> None:
     prefill(c, 1, tokens(1, 1, 2, tail=1))
     assert c.allocate(2, tokens(2, 1, tail=1)) == 0
     assert c.allocate(3, tokens(1, 1, 1, tail=1)) == BS
+
+
+def test_hit_needs_the_same_prefix_not_only_the_same_position(solution: Any) -> None:
+    """A hash of a block's own tokens: block 1 of [3, 4 | 5, 6] collides with block 1 of
+    [1, 2 | 5, 6], at the same position with the same tokens, after another prefix."""
+    c = Checker(solution, 16, 2, parentless_hash)
+    c.allocate(1, [1, 2, 5, 6, 9])
+    c.computed(1, 5)
+    c.allocate(2, [3, 4, 9])
+    c.computed(2, 3)
+    assert c.allocate(3, [3, 4, 5, 6, 7]) == 2, "only block 0 ([3, 4]) is a hit"
 
 
 def test_refused_allocation_changes_nothing(solution: Any) -> None:
@@ -223,6 +234,11 @@ def test_fuzz_against_reference_model(solution: Any, seed: int) -> None:
 @pytest.mark.parametrize("seed", range(2))
 def test_fuzz_degenerate_hash(solution: Any, seed: int) -> None:
     fuzz(solution, 100 + seed, degenerate_hash)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_fuzz_parentless_hash(solution: Any, seed: int) -> None:
+    fuzz(solution, 200 + seed, parentless_hash)
 
 
 def test_default_hash_fn(solution: Any) -> None:

@@ -14,6 +14,7 @@ CASES = {
     "ragged": (3, 4, 4, 16, 8, [5, 17, 33], None),
     "gqa": (2, 8, 2, 32, 16, [40, 3], None),
     "explicit-scale": (2, 4, 2, 16, 4, [6, 13], 0.37),
+    "zero-scale": (2, 2, 2, 8, 4, [5, 9], 0.0),  # a given scale of 0: the mean of V
 }
 # Garbage in every slot no sequence covers: large enough that an additive mask such as
 # -1e4 lets it through (q.k of a garbage key is about 1e6), finite in the dtype.
@@ -66,20 +67,36 @@ def dense(
     out = []
     for b, (k, v) in enumerate(zip(case["keys"], case["values"], strict=True)):
         heads = torch.arange(case["q64"].shape[1])
-        kv = heads // case["group"] if mapping == "grouped" else heads % k.shape[1]
+        kv = {
+            "grouped": heads // case["group"],
+            "interleaved": heads % k.shape[1],
+            "by_kv_heads": (heads // k.shape[1]).clamp(max=k.shape[1] - 1),
+        }[mapping]
         k, v = k.double()[:, kv], v.double()[:, kv]  # [T, H, D]
         q = case["q64"][b]  # [H, D]
-        s = scale if scale is not None else case["scale"] or q.shape[-1] ** -0.5
+        s = scale if scale is not None else case["scale"]
+        s = q.shape[-1] ** -0.5 if s is None else s
         scores = torch.einsum("hd,thd->ht", q, k) * s
         out.append(torch.einsum("ht,thd->hd", scores.softmax(-1), v))
     return torch.stack(out)
 
 
+ARGS = ("q", "k_cache", "v_cache", "block_tables", "seq_lens")
+
+
 def run(solution: Any, case: dict[str, Any]) -> torch.Tensor:
     fn = getattr(solution, "paged_attention_decode", None)
     assert callable(fn), "define paged_attention_decode(q, k_cache, v_cache, block_tables, ...)"
-    args = (case["q"], case["k_cache"], case["v_cache"], case["block_tables"], case["seq_lens"])
+    args = tuple(case[name] for name in ARGS)
+    before = [a.clone() for a in args]
     out = fn(*args) if case["scale"] is None else fn(*args, scale=case["scale"])
+    for name, old, new in zip(ARGS, before, args, strict=True):
+        if not torch.equal(old, new):
+            pytest.fail(
+                f"paged_attention_decode modified its input {name} in place: compute on new "
+                "tensors (q * scale, not q.mul_(scale); for a float32 q, q.float() is q itself)",
+                pytrace=False,
+            )
     assert out.shape == case["q"].shape, f"output shape {tuple(out.shape)}, expected q's shape"
     return out
 
@@ -97,6 +114,13 @@ def diagnose(out: torch.Tensor, case: dict[str, Any], atol: float) -> str:
         return (
             "it matches query head h reading kv head h % H_kv: with grouped-query attention "
             "query head h uses kv head h // (H // H_kv)"
+        )
+    if (got - dense(case, mapping="by_kv_heads")).abs().max() <= atol and case["group"] != (
+        case["q64"].shape[1] // max(1, case["group"])
+    ):
+        return (
+            "it matches query head h reading kv head h // H_kv: the group size is H // H_kv, "
+            "so query head h reads kv head h // (H // H_kv)"
         )
     if case["scale"] is not None:
         default = case["q64"].shape[-1] ** -0.5
