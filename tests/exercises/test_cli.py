@@ -122,6 +122,9 @@ def test_watch_regrades_on_save(toy_root, tmp_path):
         stdout=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        # Ctrl-C as in a terminal: a test run started in the background inherits SIGINT
+        # ignored, and Python then installs no KeyboardInterrupt handler
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         lines: list[str] = []

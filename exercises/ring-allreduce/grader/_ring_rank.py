@@ -214,6 +214,10 @@ def run_case(
     COUNTERS.sends = COUNTERS.bytes = 0
     tensor, base = lay_out(x, case.get("layout"))
     untouched = base.clone()
+    # another view of the same memory, as a gradient bucket holds its slices: the sum must
+    # land there too (a solution that rebinds tensor to new storage leaves it unchanged)
+    alias = tensor.as_strided(tensor.size(), tensor.stride(), tensor.storage_offset())
+    address = tensor.data_ptr()
     rec: dict[str, Any] = {"ok": False, "error": None, "kind": None}
     t0 = time.perf_counter()
     try:
@@ -238,6 +242,10 @@ def run_case(
     rec.update(sends=COUNTERS.sends, bytes=COUNTERS.bytes)
     rec.update(_compare(tensor, expected, "mismatches", "first_bad"))
     rec["unchanged"] = bool(x.numel()) and torch.equal(tensor, x)
+    rec["rebound"] = tensor.data_ptr() != address
+    if x.numel():
+        memory = _compare(alias, expected, "memory_mismatches", "memory_first_bad")
+        rec["memory_mismatches"] = memory["memory_mismatches"]
     if case.get("layout") == "strided":
         rec["gaps_changed"] = int((base[:, 1] != untouched[:, 1]).sum())
     if out is None:
@@ -248,7 +256,8 @@ def run_case(
         rec.update(_compare(out.to(tensor.dtype), expected, "out_mismatches", "out_first_bad"))
         rec["returned"] = "other"
     else:
-        rec["returned"] = f"a {type(out).__name__}"
+        shape = f" of shape {list(out.shape)}" if isinstance(out, torch.Tensor) else ""
+        rec["returned"] = f"a {type(out).__name__}{shape}"
     rec["digest"] = hashlib.sha256(tensor.cpu().contiguous().numpy().tobytes()).hexdigest()
     return rec
 

@@ -203,7 +203,14 @@ def test_in_place_and_returned(ring: GroupRun) -> None:
     problems = []
     for case, recs in checked(run):
         rec = next(iter(sorted(recs.items())))[1]
-        if rec.get("gaps_changed"):
+        if rec.get("rebound") or (rec.get("memory_mismatches") and not rec["mismatches"]):
+            problems.append(
+                f"{describe(case)}: the tensor holds the sum, but its memory does not: it was "
+                "pointed at new storage (tensor.set_(...) or tensor.data = ...), so another "
+                "view of the same memory (a gradient bucket) never sees the result; write the "
+                "sum into the tensor's own elements (tensor.copy_(result))"
+            )
+        elif rec.get("gaps_changed"):
             problems.append(
                 f"{describe(case)}: {rec['gaps_changed']} elements between the view's elements "
                 "were overwritten; write only the tensor's own elements"
@@ -216,7 +223,10 @@ def test_in_place_and_returned(ring: GroupRun) -> None:
                 "was not updated in place"
             )
         elif rec["returned"] not in ("input", "other", "none"):
-            problems.append(f"{describe(case)}: returned {rec['returned']}, not the tensor")
+            problems.append(
+                f"{describe(case)}: returned {rec['returned']}, not the tensor it was given "
+                "(return the input tensor itself)"
+            )
         elif rec["returned"] == "other" and rec["mismatches"] == 0 and rec["out_mismatches"]:
             problems.append(f"{describe(case)}: the returned tensor is not the reduced input")
     fail_with(problems, f"W={world}: ring_allreduce_ must reduce in place and return the tensor:")
