@@ -128,7 +128,8 @@ class _Source:
         return None
 
     def braceless(self, pos: int) -> tuple[str, str] | None:
-        """``if (c) __syncthreads();``: the control statement right before ``pos``."""
+        """``if (c) __syncthreads();`` or ``if (c) r = block_sum(v);``: the control statement
+        without braces whose body holds ``pos``."""
         before = self.text[:pos].rstrip()
         if before.endswith(")"):
             kind, condition = self._paren_header(len(before) - 1)
@@ -136,7 +137,42 @@ class _Source:
                 return kind, condition
         if re.search(r"\belse$", before):
             return "else", self._else_condition(len(before) - 4)
+        start = self._statement_start(pos)
+        head = self.text[start:pos]
+        m = re.match(r"\s*(if|while|for|switch)\s*\(", head)
+        if m:
+            opening = start + m.end() - 1
+            close = self.parens.get(opening)
+            if close is not None and close < pos:
+                return m.group(1), self.text[opening : close + 1]
+        m = re.match(r"\s*else\b", head)
+        if m:
+            end = start - 1  # the ; or } that ends the if's own body
+            if self.text[end] == ";":
+                previous = self._statement_start(end)
+                top = re.match(r"\s*if\s*\(", self.text[previous:end])
+                if top:
+                    opening = previous + top.end() - 1
+                    close = self.parens.get(opening)
+                    if close is not None:
+                        return "else", self.text[opening : close + 1]
+            return "else", self._else_condition(start + m.start())
         return None
+
+    def _statement_start(self, pos: int) -> int:
+        """Where the statement holding ``pos`` begins: after the last ``;``, ``{`` or ``}``
+        before it outside parentheses."""
+        depth, i = 0, pos - 1
+        while i >= 0:
+            ch = self.text[i]
+            if ch == ")":
+                depth += 1
+            elif ch == "(" and depth:
+                depth -= 1
+            elif ch in ";{}" and depth == 0:
+                break
+            i -= 1
+        return i + 1
 
 
 def _top_level_parts(text: str) -> list[str]:

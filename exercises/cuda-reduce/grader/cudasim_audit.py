@@ -17,6 +17,7 @@ While :func:`recording` is active it notes, for the call it wraps:
 from __future__ import annotations
 
 import contextlib
+import itertools
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -38,6 +39,27 @@ class Record:
     unfenced_atomics: list[str] = field(default_factory=list)
     atomics: int = 0
     loads: dict[tuple[int, int, int], list[int]] = field(default_factory=dict)
+
+    def block_chunked(self) -> str | None:
+        """Pass 1 loads that step by blockDim inside each block's own chunk of x, not by the
+        whole grid (every thread with three or more loads steps by exactly the block size)."""
+        if not self.launches or self.launches[0][0] < 2:
+            return None
+        blocks, threads = self.launches[0]
+        steps = {
+            (block, tid): [b - a for a, b in itertools.pairwise(indices)]
+            for (launch, block, tid), indices in self.loads.items()
+            if launch == 1 and len(indices) >= 3
+        }
+        if steps and all(set(s) == {threads} for s in steps.values()):
+            (block, tid), _ = min(steps.items())
+            indices = self.loads[(1, block, tid)]
+            return (
+                f"thread {tid} of block {block} loads x[{indices[0]}], x[{indices[1]}], "
+                f"x[{indices[2]}]: steps of {threads} (one block), not of blocks * threads = "
+                f"{blocks * threads}"
+            )
+        return None
 
     def uncoalesced(self) -> str | None:
         """A warp whose lanes' k-th loads of the input are not consecutive addresses."""

@@ -195,7 +195,7 @@ def test_other_grids_one_after_another(reduce_sum: ReduceSum, cuda: ModuleType) 
         done.append(f"reduce_sum(n={n}, blocks={blocks}, threads={threads})")
 
 
-@pytest.mark.parametrize("n", [4099])
+@pytest.mark.parametrize("n", [4099, 1000])
 def test_structure_in_the_simulator(
     reduce_sum: ReduceSum, cuda: ModuleType, device: str, n: int
 ) -> None:
@@ -214,12 +214,20 @@ def test_structure_in_the_simulator(
             result = reduce_sum(x, blocks, threads)
         except Exception as exc:
             pytest.fail(f"{call} failed: {describe_failure(exc)}", pytrace=False)
-    explain_structure(call, seen, blocks)
+    explain_structure(call, seen, blocks, threads)
     check_close(call, float(result), data)
 
 
-def explain_structure(call: str, seen: Any, blocks: int) -> None:
+def explain_structure(call: str, seen: Any, blocks: int, threads: int) -> None:
     """Fail with the README rule the recorded call broke, if any."""
+    if seen.launches and seen.launches[0] != (blocks, threads):
+        got_blocks, got_threads = seen.launches[0]
+        pytest.fail(
+            f"{call}: pass 1 launched {got_blocks} block(s) of {got_threads} threads, not the "
+            f"{blocks} x {threads} asked for: README: launch pass 1 with blocks x threads "
+            "(the caller picks the grid; a kernel that ignores it cannot be tuned)",
+            pytrace=False,
+        )
     if seen.float_atomics:
         pytest.fail(
             f"{call} used a float cuda.atomic.add on global memory ({seen.float_atomics[0]}): "
@@ -247,6 +255,13 @@ def explain_structure(call: str, seen: Any, blocks: int) -> None:
         pytest.fail(
             f"{call} launched {len(seen.launches)} kernel(s) and no block combined the "
             f"{blocks} partial sums: pass 2 (one block over the partials) must run on the GPU",
+            pytrace=False,
+        )
+    if (where := seen.block_chunked()) is not None:
+        pytest.fail(
+            f"{call}: each block sums its own chunk of x, not a grid-stride loop: {where}. "
+            "README step 1: thread i adds x[i], x[i + gridsize], x[i + 2*gridsize], ... with "
+            "gridsize = blocks * threads",
             pytrace=False,
         )
     if (where := seen.uncoalesced()) is not None:
