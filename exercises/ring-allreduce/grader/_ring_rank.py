@@ -105,12 +105,12 @@ def install_patches() -> None:
     """Collectives raise (unless the grader calls them); every send is counted."""
     from torch._C._distributed_c10d import ProcessGroup
 
-    def forbid(pg_name: str, public: str, original: Any) -> Any:
+    def forbid(shown: str, original: Any) -> Any:
         def patched(*args: Any, **kwargs: Any) -> Any:
             if COUNTERS.allow:
                 return original(*args, **kwargs)
             raise CollectiveUsed(
-                f"ring_allreduce_ called the collective dist.{public} ({pg_name}); "
+                f"ring_allreduce_ called the collective {shown}; "
                 "point-to-point only: use send/recv/isend/irecv/batch_isend_irecv"
             )
 
@@ -119,7 +119,8 @@ def install_patches() -> None:
     for pg_name, public in COLLECTIVES.items():
         original = ProcessGroup.__dict__.get(pg_name)
         if original is not None:
-            setattr(ProcessGroup, pg_name, forbid(pg_name, public, original))
+            shown = f"dist.{public} or ProcessGroup.{pg_name}"
+            setattr(ProcessGroup, pg_name, forbid(shown, original))
 
     original_send = ProcessGroup.__dict__["send"]
 
@@ -136,7 +137,7 @@ def install_patches() -> None:
         return
     for name in FUNCTIONAL:
         if hasattr(fc, name):
-            setattr(fc, name, forbid(name, f"_functional_collectives.{name}", getattr(fc, name)))
+            setattr(fc, name, forbid(f"dist._functional_collectives.{name}", getattr(fc, name)))
 
 
 def make_input(case: dict[str, Any], rank: int, device: str) -> Any:
