@@ -97,7 +97,9 @@ def _track(shared: TrackedShared, key: Any, write: bool) -> None:
             raise RuntimeError(
                 f"read of uninitialised shared memory: element {index} of {shared._label} was "
                 f"never written by a thread of this block ({block.nthreads} threads) before "
-                "this read; read only the slots this launch has filled"
+                "this read: either no thread fills that slot (read only the slots this launch "
+                "has filled), or one fills it later, with no cuda.syncthreads() between that "
+                "store and this read"
             )
         if record is not None and conflict(record[0], record[1], record[2]):
             raise race("writes" if write else "reads", record[0], "wrote")
