@@ -246,38 +246,34 @@ def _make_thread_run(original_run: Callable[[Any], None]) -> Callable[[Any], Non
     return run
 
 
-_SOURCE_VERDICTS: dict[tuple[str, str, float], str | None] = {}
+_SOURCE_VERDICTS: dict[Any, str | None] = {}  # kernel code object -> verdict
 
 
 def static_divergence(kernel: Callable[..., Any]) -> str | None:
     """Why ``kernel`` (a Python function) has a barrier that only some threads reach, read from
-    its module's source; None when none is found or the source cannot be read."""
-    import inspect
+    its module's source once per kernel; None when none is found or the source is unreadable."""
+    code = getattr(kernel, "__code__", None)
+    if code in _SOURCE_VERDICTS:
+        return _SOURCE_VERDICTS[code]
     import os
 
     import py_source
 
+    why = None
     try:
-        path = inspect.getsourcefile(kernel) or ""
-        key = (path, kernel.__name__, os.path.getmtime(path))
-    except (OSError, TypeError):
-        return None
-    if key not in _SOURCE_VERDICTS:
-        try:
-            with open(path, encoding="utf-8") as handle:
-                findings = py_source.divergent_barriers(handle.read(), kernel.__name__)
-        except (OSError, UnicodeDecodeError):
-            findings = []
-        why = None
-        if findings:
-            f = findings[0]
-            why = (
-                f"divergent barrier: {f.barrier} at {os.path.basename(path)} line {f.line} "
-                f"(in {f.function}) is inside `{f.statement}:`, which not every thread of the "
-                "block takes"
-            )
-        _SOURCE_VERDICTS[key] = why
-    return _SOURCE_VERDICTS[key]
+        with open(code.co_filename, encoding="utf-8") as handle:
+            findings = py_source.divergent_barriers(handle.read(), kernel.__name__)
+    except (AttributeError, OSError, UnicodeDecodeError):
+        findings = []
+    if findings:
+        f = findings[0]
+        why = (
+            f"divergent barrier: {f.barrier} at {os.path.basename(code.co_filename)} line "
+            f"{f.line} (in {f.function}) is inside `{f.statement}:`, which not every thread of "
+            "the block takes"
+        )
+    _SOURCE_VERDICTS[code] = why
+    return why
 
 
 def _make_manager_run(thread_cls: type) -> Callable[..., None]:

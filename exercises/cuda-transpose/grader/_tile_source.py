@@ -178,7 +178,7 @@ def _terms(text: str, ops: str) -> list[str]:
     for i, ch in enumerate(text):
         if ch in "([":
             depth += 1
-        elif ch in ")])":
+        elif ch in ")]":
             depth -= 1
         elif ch in ops and depth == 0:
             parts.append(text[start:i])
@@ -195,7 +195,7 @@ def _row_pitches(index: str, names: dict[str, int]) -> list[int]:
         if len(factors) < 2:
             continue
         for factor in factors:
-            value = evaluate(factor.strip("()") if factor.count("(") == 1 else factor, names)
+            value = evaluate(factor, names)
             if value is not None and value > 1:
                 pitches.append(value)
     return pitches

@@ -153,23 +153,11 @@ class Checker:
             want = tuple(tokens[: (i + 1) * self.bs])
             if held == want:
                 continue
-            later = [
-                k
-                for k in range(i + 1, len(table))
-                if table[k] < len(prefix_before)
-                and prefix_before[table[k]] == tuple(tokens[: (k + 1) * self.bs])
-            ]
-            if later:
-                why = (
-                    f"which is no hit for it, while block {later[0]} of the prompt was taken "
-                    "from the cache: the lookup stops at the first miss, and cached_tokens "
-                    "counts only the hits before it (rule 4)"
-                )
-            elif held is None:
+            if held is None:
                 why = "which holds no computed full block"
             elif held[-self.bs :] == want[-self.bs :]:
                 why = "which holds the same tokens after a different prefix " + (
-                    "(with this hash_fn every hash collides, so a hit must be verified: "
+                    "(with this hash_fn hashes collide, so a hit must be verified: "
                     "compare the block's whole prefix, not only its own tokens; rule 4)"
                     if self.collides
                     else "(look blocks up by the chained hash h_i = hash_fn(h_{i-1}, tokens) "

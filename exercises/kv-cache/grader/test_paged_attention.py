@@ -115,9 +115,9 @@ def diagnose(out: torch.Tensor, case: dict[str, Any], atol: float) -> str:
             "it matches query head h reading kv head h % H_kv: with grouped-query attention "
             "query head h uses kv head h // (H // H_kv)"
         )
-    if (got - dense(case, mapping="by_kv_heads")).abs().max() <= atol and case["group"] != (
-        case["q64"].shape[1] // max(1, case["group"])
-    ):
+    kv_heads = case["q64"].shape[1] // case["group"]
+    by_kv_heads = (got - dense(case, mapping="by_kv_heads")).abs().max() <= atol
+    if kv_heads != case["group"] and by_kv_heads:  # h // H_kv differs from h // group
         return (
             "it matches query head h reading kv head h // H_kv: the group size is H // H_kv, "
             "so query head h reads kv head h // (H // H_kv)"

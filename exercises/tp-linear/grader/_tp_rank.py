@@ -157,15 +157,17 @@ def grad_variants(want: Any, size: int) -> dict[str, Any]:
     return {"times_W": want * size, "divided": want / size}
 
 
-def _storage_problem(data: Any, given: Any) -> str | None:
-    """Why a shard with the right values is not a copy of its own: "shared" (it is a view of
-    the tensor passed to __init__) or "oversized" (its storage holds more than the shard)."""
+def _storage_problem(data: Any, given: Any) -> dict[str, Any] | None:
+    """Why a shard with the right values is not a copy of its own: {"storage": "shared"} (a
+    view of the tensor passed to __init__) or {"storage": "oversized", "kept": bytes,
+    "shard": bytes} (its storage holds more than the shard); None when it is one."""
+    kept, shard = data.untyped_storage().nbytes(), data.numel() * data.element_size()
     if given is not None and data.untyped_storage().data_ptr() == (
         given.untyped_storage().data_ptr()
     ):
-        return "shared"
-    if data.untyped_storage().nbytes() > data.numel() * data.element_size():
-        return f"oversized {data.untyped_storage().nbytes()} {data.numel() * data.element_size()}"
+        return {"storage": "shared"}
+    if kept > shard:
+        return {"storage": "oversized", "kept": kept, "shard": shard}
     return None
 
 
@@ -206,7 +208,7 @@ def check_shard(
         if rec["param"] and data.dtype != want.dtype:
             rec["label"] = "dtype"
         elif rec["ok"] and (storage := _storage_problem(data, given)):
-            rec.update(ok=False, label="storage", storage=storage)
+            rec.update(ok=False, label="storage", **storage)
         return rec
     rec["ok"] = False
     rec["label"] = "empty" if data.numel() == 0 else "values"

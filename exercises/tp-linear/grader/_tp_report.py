@@ -86,7 +86,7 @@ def shard_problem(case: dict[str, Any], rank: int, name: str, rec: dict[str, Any
             "changes the layer): keep a copy of this rank's slice (.clone())"
         )
     if label == "storage":
-        _, kept, shard = rec["storage"].split()
+        kept, shard = rec["kept"], rec["shard"]
         return (
             f"{what} holds the right values but its storage keeps {kept} bytes for a shard "
             f"of {shard}: copy the slice (.clone()), so that each rank keeps only its shard"
